@@ -1,0 +1,5 @@
+"""`python -m a2a` runs the `cstp` command."""
+
+from a2a.cli import main
+
+main()

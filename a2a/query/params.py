@@ -1,0 +1,110 @@
+"""cstp.queryDecisions params as sent on the wire, validated strictly (CONTRACT.md table)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from a2a.query.dates import parse_bound
+from a2a.records import Stakes, Status
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 50
+
+
+def _one_or_many(value: Any) -> Any:
+    """A bare string is a one-item list (CONTRACT.md: filters.stakes, filters.status)."""
+    return [value] if isinstance(value, str) else value
+
+
+# Strict float refuses bools and strings but still accepts JSON integers such as 1.
+Confidence = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+DateBound = StrictStr
+StakesList = Annotated[list[Stakes], BeforeValidator(_one_or_many), Field(min_length=1)]
+StatusList = Annotated[list[Status], BeforeValidator(_one_or_many), Field(min_length=1)]
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python, no unknown keys, no coercion."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True,
+        frozen=True,
+    )
+
+
+class QueryFilters(WireModel):
+    """Structured filters; each applies only when given (F002 section Request Parameters)."""
+
+    category: StrictStr | None = None
+    min_confidence: Confidence | None = None
+    max_confidence: Confidence | None = None
+    date_after: DateBound | None = None
+    date_before: DateBound | None = None
+    stakes: StakesList | None = None
+    status: StatusList | None = None
+
+    @field_validator("max_confidence")
+    @classmethod
+    def _max_not_below_min(cls, value: float | None, info: ValidationInfo) -> float | None:
+        low = info.data.get("min_confidence")
+        if value is not None and low is not None and low > value:
+            raise ValueError("maxConfidence is less than minConfidence")
+        return value
+
+    @field_validator("date_after")
+    @classmethod
+    def _after_is_a_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_bound(value, "after")
+        return value
+
+    @field_validator("date_before")
+    @classmethod
+    def _before_not_before_after(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        before = parse_bound(value, "before")
+        after = info.data.get("date_after")
+        if after is not None and parse_bound(after, "after") > before:
+            raise ValueError("dateBefore is earlier than dateAfter")
+        return value
+
+    @property
+    def after(self) -> datetime | None:
+        """dateAfter as a UTC instant (inclusive), or None."""
+        return None if self.date_after is None else parse_bound(self.date_after, "after")
+
+    @property
+    def before(self) -> datetime | None:
+        """dateBefore as a UTC instant (inclusive), or None."""
+        return None if self.date_before is None else parse_bound(self.date_before, "before")
+
+
+class QueryDecisionsParams(WireModel):
+    """Params of cstp.queryDecisions (F002; CONTRACT.md section cstp.queryDecisions params)."""
+
+    query: StrictStr = Field(max_length=MAX_QUERY_CHARS)
+    filters: QueryFilters | None = None
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
+    include_reasons: StrictBool = False
+
+    @field_validator("query")
+    @classmethod
+    def _query_has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query is empty")
+        return value

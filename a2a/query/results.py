@@ -1,0 +1,54 @@
+"""cstp.queryDecisions result as sent on the wire (F002 section Response; CONTRACT.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class DecisionSummary(BaseModel):
+    """One matching decision: metadata only, never the decision's full text (F002 non-goals).
+
+    `distance` is cosine distance in [0, 2], lower is closer; `date` is RFC 3339 UTC.
+    `reasons` (reason types) is present only when the call asked for it.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str
+    title: str | None
+    category: str | None
+    confidence: float | None
+    stakes: str | None
+    status: str | None
+    outcome: str | None
+    date: str | None
+    distance: float = Field(ge=0, le=2)
+    source: str | None
+    reasons: list[str] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict; `reasons` left out unless it was asked for."""
+        data = self.model_dump(by_alias=True)
+        if self.reasons is None:
+            del data["reasons"]
+        return data
+
+
+class QueryDecisionsResult(BaseModel):
+    """The result object: decisions, their count, the query as sent, server time, agent id."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    decisions: list[DecisionSummary]
+    total: int
+    query: str
+    query_time_ms: int = Field(description="milliseconds of server wall time for the query")
+    agent: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict in the wire's camelCase."""
+        rest = self.model_dump(by_alias=True, exclude={"decisions"})
+        return {"decisions": [d.to_wire() for d in self.decisions], **rest}

@@ -1,0 +1,85 @@
+"""The decision record: the one shape every importer produces and the store keeps."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Stakes = Literal["low", "medium", "high", "critical"]
+Status = Literal["proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"]
+
+#: Stakes levels, lowest first (CONTRACT.md, filters.stakes).
+STAKES: Final[tuple[str, ...]] = get_args(Stakes)
+#: Status vocabulary (CONTRACT.md, filters.status).
+STATUSES: Final[tuple[str, ...]] = get_args(Status)
+
+Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class Reason(BaseModel):
+    """One reason behind a decision: its type (`pattern`, `analysis`, ...) and its text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str = Field(min_length=1)
+    text: str = ""
+
+
+class DecisionRecord(BaseModel):
+    """A decision as stored: metadata for filters plus the text that is embedded.
+
+    `date` is timezone-aware UTC. `source` is the file the record came from, relative to
+    the folder given to `cstp index` (POSIX separators), or None.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    title: str = Field(min_length=1)
+    category: str | None = None
+    confidence: Confidence | None = None
+    stakes: Stakes | None = None
+    status: Status | None = None
+    outcome: str | None = None
+    date: datetime | None = None
+    context: str | None = None
+    decision: str | None = None
+    reasons: list[Reason] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    source: str | None = None
+
+    @field_validator("date")
+    @classmethod
+    def _date_is_utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("date needs a UTC offset (RFC 3339)")
+        return value.astimezone(UTC)
+
+    def embedding_text(self) -> str:
+        """The text that is embedded: title, context, decision, reasons and tags, in that order."""
+        parts = [self.title, self.context or "", self.decision or ""]
+        parts.extend(reason.text for reason in self.reasons if reason.text)
+        if self.tags:
+            parts.append("Tags: " + ", ".join(self.tags))
+        return "\n\n".join(part.strip() for part in parts if part and part.strip())
+
+    def content_hash(self) -> str:
+        """sha256 hex of the record's canonical JSON: equal hashes mean nothing to re-index."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def derive_id(source: str, index: int | None = None) -> str:
+    """A stable id for a record that has none: 12 hex digits of sha1 over its source path.
+
+    `index` distinguishes several records in one file. Same source, same id: indexing
+    twice updates instead of duplicating.
+    """
+    key = source if index is None else f"{source}#{index}"
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]

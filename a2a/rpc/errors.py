@@ -1,0 +1,56 @@
+"""The one boundary where exceptions become JSON-RPC error objects."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.errors import InvalidParams, RateLimited, Unauthorized
+from a2a.rpc import protocol
+from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class MethodNotFound(Exception):
+    """No method of that name (case-sensitive) is served (-32601)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorObject:
+    """A JSON-RPC error object before it is put on the wire."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+def to_error_object(exc: BaseException) -> ErrorObject:
+    """The error object for `exc`; unexpected exceptions are -32603, logged, never described.
+
+    Codes: -32601 MethodNotFound, -32602 InvalidParams (`data.errors`), -32001 Unauthorized,
+    -32002 RateLimited (`data.retryAfter`, seconds), -32003 StoreUnavailable
+    (`data.retryable`); CONTRACT.md section Errors specific to CSTP.
+    """
+    if isinstance(exc, MethodNotFound):
+        return ErrorObject(protocol.METHOD_NOT_FOUND, "Method not found", {"method": str(exc)})
+    if isinstance(exc, InvalidParams):
+        errors = [{"field": e.field, "reason": e.reason} for e in exc.errors]
+        return ErrorObject(protocol.INVALID_PARAMS, "Invalid params", {"errors": errors})
+    if isinstance(exc, RateLimited):
+        return ErrorObject(protocol.RATE_LIMITED, "Rate limited", {"retryAfter": exc.retry_after})
+    if isinstance(exc, StoreUnavailable):
+        return ErrorObject(protocol.STORE_UNAVAILABLE, "ChromaDB unavailable", {"retryable": True})
+    if isinstance(exc, EmbeddingModelMismatch):
+        # Retrying cannot help: an operator must fix the configuration.
+        log.error("%s", exc)
+        return ErrorObject(
+            protocol.STORE_UNAVAILABLE,
+            "ChromaDB collection unusable: embedding model mismatch",
+            {"retryable": False},
+        )
+    if isinstance(exc, Unauthorized):
+        return ErrorObject(protocol.UNAUTHORIZED, "Unauthorized")
+    log.error("internal error", exc_info=exc)
+    return ErrorObject(protocol.INTERNAL_ERROR, "Internal error")

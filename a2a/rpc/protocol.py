@@ -1,0 +1,123 @@
+"""JSON-RPC 2.0 messages: parsing, the request envelope, response objects (jsonrpc.org spec)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Final
+
+VERSION: Final = "2.0"
+
+# Standard codes (JSON-RPC 2.0 section 5.1) and CSTP's own (F002 section Errors).
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+UNAUTHORIZED: Final = -32001
+RATE_LIMITED: Final = -32002
+STORE_UNAVAILABLE: Final = -32003
+
+Id = str | int | float | None
+_ABSENT: Final = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A valid request object. A notification (no `id` member) is owed no response."""
+
+    method: str
+    params: dict[str, Any] | list[Any] | None
+    id: Id
+    is_notification: bool
+
+
+class ParseError(Exception):
+    """The body is not JSON the service will read (-32700)."""
+
+
+class InvalidRequest(Exception):
+    """The JSON is not a valid request object (-32600); `id` is echoed when it was valid."""
+
+    def __init__(self, reason: str, id: Id = None) -> None:
+        super().__init__(reason)
+        self.id = id
+
+
+def parse_json(body: bytes, max_depth: int) -> Any:
+    """The JSON value in `body` (UTF-8).
+
+    Raises ParseError for invalid UTF-8, invalid JSON, or nesting deeper than `max_depth`
+    arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
+    """
+    try:
+        text = body.decode("utf-8")
+        value = json.loads(text)
+    except UnicodeDecodeError:
+        raise ParseError("body is not valid UTF-8") from None
+    except (ValueError, RecursionError):
+        raise ParseError("body is not valid JSON") from None
+    if nesting_depth(value) > max_depth:
+        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def nesting_depth(value: Any) -> int:
+    """Levels of arrays/objects in a parsed JSON value (a scalar is 0, `[]` is 1)."""
+    depth, level = 0, [(value, 1)]
+    while level:
+        item, d = level.pop()
+        if isinstance(item, dict):
+            depth = max(depth, d)
+            level.extend((child, d + 1) for child in item.values())
+        elif isinstance(item, list):
+            depth = max(depth, d)
+            level.extend((child, d + 1) for child in item)
+    return depth
+
+
+def read_request(obj: Any) -> Request:
+    """The Request in one batch element or body (JSON-RPC 2.0 section 4).
+
+    Raises InvalidRequest naming the broken member.
+    """
+    if not isinstance(obj, dict):
+        raise InvalidRequest("a request must be a JSON object")
+    raw_id = obj.get("id", _ABSENT)
+    id_ok = raw_id is _ABSENT or _valid_id(raw_id)
+    echo: Id = raw_id if id_ok and raw_id is not _ABSENT else None  # type: ignore[assignment]
+    if not id_ok:
+        raise InvalidRequest("id must be a string, a number or null")
+    if obj.get("jsonrpc") != VERSION:
+        raise InvalidRequest('jsonrpc must be exactly "2.0"', echo)
+    method = obj.get("method")
+    if not isinstance(method, str):
+        raise InvalidRequest("method must be a string", echo)
+    params = obj.get("params", None)
+    if "params" in obj and not isinstance(params, dict | list):
+        raise InvalidRequest("params must be an object or an array", echo)
+    return Request(method=method, params=params, id=echo, is_notification=raw_id is _ABSENT)
+
+
+def _valid_id(value: Any) -> bool:
+    if value is None or isinstance(value, str):
+        return True
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def success(id: Id, result: Any) -> dict[str, Any]:
+    """A response object carrying `result`."""
+    return {"jsonrpc": VERSION, "id": id, "result": result}
+
+
+def failure(id: Id, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A response object carrying an error object; `data` left out when None."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": VERSION, "id": id, "error": error}

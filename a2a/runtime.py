@@ -1,0 +1,54 @@
+"""The long-lived parts of a running service or index run, opened and closed together."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from a2a.embeddings import Embedder, load_embedder
+from a2a.settings import Settings
+from a2a.store import ChromaDecisionStore, EmbeddedStoreLock, StoreUnavailable, open_store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """Settings, embedding model, store, and (embedded mode) the lock on the store folder."""
+
+    settings: Settings
+    embedder: Embedder
+    store: ChromaDecisionStore
+    lock: EmbeddedStoreLock | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, role: str, embedder: Embedder | None = None) -> Runtime:
+        """Lock the embedded store (if used), load the model, check the collection's model.
+
+        Raises StoreLocked when another process has the embedded store,
+        EmbeddingModelError when the model cannot load, EmbeddingModelMismatch when the
+        collection was built with another model. A Chroma server that is down is only
+        logged: the service starts and recovers when it returns.
+        """
+        lock = None
+        if settings.chroma_url is None:
+            lock = EmbeddedStoreLock(settings.store_lock_path, role)
+            lock.acquire()
+        try:
+            embedder = embedder or load_embedder(settings.embedding_model)
+            store = open_store(settings)
+            try:
+                store.check()
+            except StoreUnavailable as exc:
+                log.warning("starting without Chroma: %s", exc)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return cls(settings=settings, embedder=embedder, store=store, lock=lock)
+
+    def close(self) -> None:
+        """Drop the Chroma client and release the lock."""
+        self.store.close()
+        if self.lock is not None:
+            self.lock.release()

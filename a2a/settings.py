@@ -1,0 +1,99 @@
+"""Service settings: one validated object, from `config/cstp.yaml` and `CSTP_*` variables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AnyHttpUrl, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from a2a.embeddings import DEFAULT_MODEL, MODELS
+
+#: Where the settings file is looked for unless CSTP_CONFIG names another.
+DEFAULT_CONFIG_FILE = Path("config/cstp.yaml")
+
+PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class Settings(BaseSettings):
+    """Every setting of the service. Environment (`CSTP_<NAME>`) beats the YAML file.
+
+    Raises pydantic.ValidationError, naming the setting, when a value is invalid.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="CSTP_", extra="forbid", validate_default=True, frozen=True
+    )
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    agent_id: str = Field(default="cstp", min_length=1)
+    data_dir: Path = Path("var/cstp")
+    chroma_url: AnyHttpUrl | None = None
+    collection: str = Field(default="decisions", min_length=3, max_length=63)
+    embedding_model: str = DEFAULT_MODEL
+    chroma_timeout_seconds: PositiveSeconds = 10.0
+    index_on_start: list[Path] = Field(default_factory=list)
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    max_batch_size: int = Field(default=50, ge=1)
+    max_json_depth: int = Field(default=64, ge=2)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        if value not in MODELS:
+            raise ValueError(f"unknown model {value!r}; choose one of {sorted(MODELS)}")
+        return value
+
+    @field_validator("chroma_url", mode="before")
+    @classmethod
+    def _empty_url_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        config_file = Path(os.environ.get("CSTP_CONFIG", DEFAULT_CONFIG_FILE))
+        yaml_source = YamlConfigSettingsSource(settings_cls, yaml_file=config_file)
+        return (init_settings, env_settings, yaml_source)
+
+    @property
+    def store_lock_path(self) -> Path:
+        """The file whose lock says which process owns the embedded store."""
+        return self.data_dir / "cstp.lock"
+
+
+class SettingsError(Exception):
+    """Settings that cannot start the service; `str()` names each offending setting."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and the config file, `overrides` winning.
+
+    Raises SettingsError naming each bad setting as `CSTP_<NAME>` and its problem.
+    """
+    config_file = Path(os.environ.get("CSTP_CONFIG", DEFAULT_CONFIG_FILE))
+    if "CSTP_CONFIG" in os.environ and not config_file.is_file():
+        raise SettingsError(f"CSTP_CONFIG: no such file {config_file}")
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            name = ".".join(str(part) for part in error["loc"]) or "settings"
+            problems.append(f"CSTP_{name.upper()} ({name}): {error['msg']}")
+        raise SettingsError("invalid settings: " + "; ".join(problems)) from None

@@ -1,0 +1,33 @@
+"""Where decisions live: a Chroma collection behind a small interface."""
+
+from __future__ import annotations
+
+from a2a.settings import Settings
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore, Hit
+from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.store.lock import EmbeddedStoreLock
+
+
+def open_store(settings: Settings) -> ChromaDecisionStore:
+    """The store the settings name: a Chroma server when `chroma_url` is set, else embedded."""
+    server_url = None if settings.chroma_url is None else str(settings.chroma_url)
+    return ChromaDecisionStore(
+        collection=settings.collection,
+        embedding_model=settings.embedding_model,
+        data_dir=None if server_url else settings.data_dir / "chroma",
+        server_url=server_url,
+        timeout_seconds=settings.chroma_timeout_seconds,
+    )
+
+
+__all__ = [
+    "AsyncStore",
+    "ChromaDecisionStore",
+    "EmbeddedStoreLock",
+    "EmbeddingModelMismatch",
+    "Hit",
+    "StoreLocked",
+    "StoreUnavailable",
+    "open_store",
+]

@@ -1,0 +1,53 @@
+"""Chroma calls off the event loop, each with a deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from a2a.store.chroma import ChromaDecisionStore, Hit
+from a2a.store.errors import StoreUnavailable
+
+T = TypeVar("T")
+
+
+class AsyncStore:
+    """Async face of ChromaDecisionStore: blocking calls run in worker threads.
+
+    A call that outlives `timeout_seconds` raises StoreUnavailable; its thread is
+    abandoned (Chroma calls cannot be interrupted) and counted against `max_threads`.
+    """
+
+    def __init__(self, store: ChromaDecisionStore, timeout_seconds: float, max_threads: int = 8):
+        self.sync = store
+        self._timeout = timeout_seconds
+        self._limiter = anyio.CapacityLimiter(max_threads)
+
+    async def query(
+        self, embedding: Sequence[float], where: dict[str, Any] | None, n_results: int
+    ) -> list[Hit]:
+        """See ChromaDecisionStore.query."""
+        return await self._run(lambda: self.sync.query(embedding, where, n_results))
+
+    async def count(self) -> int:
+        """See ChromaDecisionStore.count."""
+        return await self._run(self.sync.count)
+
+    async def check(self) -> None:
+        """See ChromaDecisionStore.check."""
+        await self._run(self.sync.check)
+
+    async def run_sync(self, call: Callable[[], T]) -> T:
+        """Any other blocking work (embedding a query, say) in the same worker pool."""
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+
+    async def _run(self, call: Callable[[], T]) -> T:
+        with anyio.move_on_after(self._timeout) as scope:
+            return await anyio.to_thread.run_sync(
+                call, limiter=self._limiter, abandon_on_cancel=True
+            )
+        assert scope.cancelled_caught
+        raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")
