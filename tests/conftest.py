@@ -1,0 +1,146 @@
+"""Shared fixtures: the real embedding model, real embedded Chroma, the app over ASGI."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
+from a2a.http.app import create_app
+from a2a.indexer import Indexer, IndexSummary
+from a2a.records import DecisionRecord, Reason
+from a2a.runtime import Runtime
+from a2a.settings import Settings, load_settings
+from a2a.store import ChromaDecisionStore
+
+REPO = Path(__file__).resolve().parents[1]
+#: ../shared next to the repository, as on developers' machines and in CI.
+SHARED = REPO.parent / "shared"
+ADR_CORPUS = SHARED / "data" / "adr"
+DEV_QUERIES = SHARED / "data" / "queries-dev.jsonl"
+
+
+def require_shared() -> None:
+    """Skip, saying why, when ../shared/data is not beside the repository."""
+    if not ADR_CORPUS.is_dir():
+        pytest.skip(f"real ADR corpus not found at {ADR_CORPUS} (../shared/data is absent)")
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+#: A small store whose every field and filter value is known, for exact filter tests.
+SAMPLE = [
+    DecisionRecord(
+        id="d01", title="Use blue-green deployment for the invoices database migration",
+        category="architecture", confidence=0.9, stakes="high", status="reviewed",
+        outcome="success", date=utc("2026-01-20T14:00:00Z"),
+        context="The invoices Postgres database must move to a new cluster with no downtime.",
+        decision="Run both clusters side by side and switch traffic once replication catches up.",
+        reasons=[Reason(type="pattern", text="A proven way to swap databases."),
+                 Reason(type="analysis", text="Rollback is a DNS flip.")],
+        tags=["postgres", "migration"], source="a.yaml",
+    ),
+    DecisionRecord(
+        id="d02", title="Adopt Kafka as the event bus between services",
+        category="library-selection", confidence=0.7, stakes="medium", status="decided",
+        date=utc("2025-03-01T10:00:00+05:30"),
+        context="Billing, ledger and notification services need asynchronous events.",
+        decision="Kafka with three brokers; topics per aggregate.",
+        reasons=[Reason(type="empirical", text="Throughput test passed at 20k msg/s.")],
+        tags=["kafka", "events"], source="a.yaml",
+    ),
+    DecisionRecord(
+        id="d03", title="Keep feature flags in the database, not in a SaaS",
+        category="trade-off", confidence=0.4, stakes="low", status="proposed",
+        date=utc("2024-06-30T23:59:59Z"),
+        context="Flags change rarely and the vendor costs money.",
+        decision="A flags table with a small admin page.", tags=["flags"], source="b.yaml",
+    ),
+    DecisionRecord(
+        id="d04", title="Encrypt customer exports with per-tenant keys",
+        category="security", confidence=1.0, stakes="critical", status="decided",
+        date=utc("2024-07-01T00:00:00Z"),
+        context="Enterprise customers require tenant isolation for exported invoices.",
+        decision="Envelope encryption with one KMS key per tenant.",
+        reasons=[Reason(type="constraint", text="Contractual requirement.")],
+        tags=["kms", "multi-tenant"], source="b.yaml",
+    ),
+    DecisionRecord(
+        id="d05", title="Retire the nightly CSV export job",
+        category="scope-change", confidence=0.0, stakes="low", status="deprecated",
+        date=utc("2025-12-31T23:30:00-08:00"),
+        context="Only two customers used the CSV export and both moved to the API.",
+        decision="Switch the job off and delete its code.", source="b.yaml",
+    ),
+    DecisionRecord(
+        id="d06", title="Record an idea with no metadata at all",
+        context="A decision record that lacks every optional field.", source="c.yaml",
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's CSTP_* variables."""
+    for name in list(os.environ):
+        if name.startswith("CSTP_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The default offline model, loaded once for the whole run."""
+    return load_embedder(DEFAULT_MODEL)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", agent_id="test-agent")
+
+
+@pytest.fixture
+def store(settings: Settings, embedder: Embedder) -> Iterator[ChromaDecisionStore]:
+    store = ChromaDecisionStore(
+        data_dir=settings.data_dir / "chroma", collection=settings.collection,
+        embedding_model=embedder.name,
+    )
+    yield store
+    store.close()
+
+
+def index_records(
+    store: ChromaDecisionStore, embedder: Embedder, records: list[DecisionRecord]
+) -> IndexSummary:
+    summary = IndexSummary()
+    Indexer(store, embedder).write(records, summary)
+    return summary
+
+
+@asynccontextmanager
+async def app_client(settings: Settings, embedder: Embedder) -> AsyncIterator[httpx.AsyncClient]:
+    """The app over ASGI with its lifespan running, on an opened runtime."""
+    runtime = Runtime.open(settings, role="test", embedder=embedder)
+    app = create_app(settings, runtime)
+    try:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://cstp.test") as c:
+                yield c
+    finally:
+        runtime.close()
+
+
+def rpc_call(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": id}
+    if params is not None:
+        body["params"] = params
+    return body

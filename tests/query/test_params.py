@@ -1,0 +1,126 @@
+"""cstp.queryDecisions params: strict validation per CONTRACT.md's params table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from a2a.errors import InvalidParams
+from a2a.methods import build_methods
+from a2a.query.params import QueryDecisionsParams
+
+
+def _validate(params: Any) -> QueryDecisionsParams:
+    method = build_methods(service=None)["cstp.queryDecisions"]  # type: ignore[arg-type]
+    result = method.validate(params)
+    assert isinstance(result, QueryDecisionsParams)
+    return result
+
+
+def _bad_fields(params: Any) -> list[str]:
+    with pytest.raises(InvalidParams) as caught:
+        _validate(params)
+    return [error.field for error in caught.value.errors]
+
+
+@pytest.mark.parametrize(
+    ("params", "fields"),
+    [
+        ({}, ["query"]),
+        ({"query": ""}, ["query"]),
+        ({"query": "   \n\t"}, ["query"]),
+        ({"query": 42}, ["query"]),
+        ({"query": None}, ["query"]),
+        ({"query": "x" * 2001}, ["query"]),
+        ({"query": "x", "limit": True}, ["limit"]),
+        ({"query": "x", "limit": "10"}, ["limit"]),
+        ({"query": "x", "limit": 10.5}, ["limit"]),
+        ({"query": "x", "limit": 10.0}, ["limit"]),
+        ({"query": "x", "limit": 0}, ["limit"]),
+        ({"query": "x", "limit": 51}, ["limit"]),
+        ({"query": "x", "includeReasons": "yes"}, ["includeReasons"]),
+        ({"query": "x", "includeReasons": 1}, ["includeReasons"]),
+        ({"query": "x", "filters": {"minConfidence": float("nan")}}, ["filters.minConfidence"]),
+        ({"query": "x", "filters": {"maxConfidence": float("inf")}}, ["filters.maxConfidence"]),
+        ({"query": "x", "filters": {"minConfidence": True}}, ["filters.minConfidence"]),
+        ({"query": "x", "filters": {"minConfidence": "0.5"}}, ["filters.minConfidence"]),
+        ({"query": "x", "filters": {"minConfidence": -0.1}}, ["filters.minConfidence"]),
+        ({"query": "x", "filters": {"maxConfidence": 1.01}}, ["filters.maxConfidence"]),
+        (
+            {"query": "x", "filters": {"minConfidence": 0.9, "maxConfidence": 0.1}},
+            ["filters.maxConfidence"],
+        ),
+        ({"query": "x", "filters": {"category": 3}}, ["filters.category"]),
+        ({"query": "x", "filters": {"categry": "a"}}, ["filters.categry"]),
+        ({"query": "x", "filters": "architecture"}, ["filters"]),
+        ({"query": "x", "filters": {"dateAfter": 1767225600}}, ["filters.dateAfter"]),
+        ({"query": "x", "filters": {"dateAfter": "2026-01-01T00:00:00"}}, ["filters.dateAfter"]),
+        ({"query": "x", "filters": {"dateBefore": "2026-02-30"}}, ["filters.dateBefore"]),
+        ({"query": "x", "filters": {"dateBefore": "yesterday"}}, ["filters.dateBefore"]),
+        (
+            {"query": "x", "filters": {"dateAfter": "2026-02-01", "dateBefore": "2026-01-31"}},
+            ["filters.dateBefore"],
+        ),
+        (
+            {
+                "query": "x",
+                "filters": {
+                    "dateAfter": "2026-01-01T06:00:00+05:30", "dateBefore": "2026-01-01T00:00:00Z"
+                },
+            },
+            ["filters.dateBefore"],
+        ),
+        ({"query": "x", "filters": {"stakes": []}}, ["filters.stakes"]),
+        ({"query": "x", "filters": {"stakes": ["huge"]}}, ["filters.stakes[0]"]),
+        ({"query": "x", "filters": {"status": []}}, ["filters.status"]),
+        ({"query": "x", "filters": {"status": ["decided", "accepted"]}}, ["filters.status[1]"]),
+        ({"query": "x", "filters": {"status": "Decided"}}, ["filters.status[0]"]),
+        ({"query": "x", "extra": 1}, ["extra"]),
+        (["database migration"], ["params"]),
+        ({"limit": 0, "includeReasons": "no"}, ["query", "limit", "includeReasons"]),
+    ],
+    ids=[
+        "query-missing", "query-empty", "query-whitespace", "query-number", "query-null",
+        "query-too-long", "limit-true", "limit-string", "limit-fraction", "limit-float-integral",
+        "limit-zero", "limit-above-50", "include-reasons-string", "include-reasons-one",
+        "confidence-nan", "confidence-infinity", "confidence-bool", "confidence-string",
+        "confidence-below-0", "confidence-above-1", "confidence-inverted", "category-number",
+        "filters-unknown-key", "filters-not-object", "date-number", "date-naive",
+        "date-impossible", "date-words", "date-window-inverted-days",
+        "date-window-inverted-after-offset", "stakes-empty", "stakes-unknown", "status-empty",
+        "status-unknown", "status-case-sensitive", "params-unknown-key", "params-positional",
+        "every-bad-field-listed",
+    ],
+)
+def test_invalid_params_name_every_bad_field(params: Any, fields: list[str]) -> None:
+    assert sorted(_bad_fields(params)) == sorted(fields)
+
+
+def test_defaults_are_limit_10_without_reasons_or_filters() -> None:
+    params = _validate({"query": "database migration strategy"})
+    assert (params.limit, params.include_reasons, params.filters) == (10, False, None)
+
+
+def test_query_is_kept_exactly_as_sent() -> None:
+    query = "  résumé: ünïcode\tand spaces  "
+    assert _validate({"query": query}).query == query
+
+
+def test_query_of_2000_code_points_is_accepted() -> None:
+    assert len(_validate({"query": "é" * 2000}).query) == 2000
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"category": "architecture", "minConfidence": 0, "maxConfidence": 1},
+        {"dateAfter": "2026-01-01T00:00:00.123+05:30", "dateBefore": "2026-01-01"},
+        {"dateAfter": "2026-01-01t00:00:00z"},
+        {"stakes": ["low", "medium", "high", "critical"], "status": "superseded"},
+        {"category": None, "stakes": None},
+    ],
+    ids=["confidence-ints", "offset-and-day", "lowercase-t-z", "all-stakes", "explicit-nulls"],
+)
+def test_valid_filters_are_accepted(filters: dict[str, Any]) -> None:
+    assert _validate({"query": "x", "filters": filters}).filters is not None
