@@ -1,0 +1,63 @@
+"""Embedded Chroma: model check, one process at a time, update without duplicates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from a2a.embeddings import Embedder
+from a2a.records import DecisionRecord
+from a2a.runtime import Runtime
+from a2a.settings import Settings
+from a2a.store import ChromaDecisionStore, EmbeddingModelMismatch, StoreLocked
+from tests.conftest import SAMPLE, index_records
+
+
+def test_collection_built_with_another_model_is_a_start_up_error_naming_both(
+    settings: Settings, embedder: Embedder
+) -> None:
+    other = ChromaDecisionStore(
+        data_dir=settings.data_dir / "chroma", collection=settings.collection,
+        embedding_model="some-other-model",
+    )
+    other.upsert(SAMPLE[:1], [[1.0] + [0.0] * 383], ["text"])
+    other.close()
+    with pytest.raises(EmbeddingModelMismatch) as caught:
+        Runtime.open(settings, role="test", embedder=embedder)
+    assert "some-other-model" in str(caught.value) and embedder.name in str(caught.value)
+
+
+def test_second_opener_of_the_embedded_store_is_refused(
+    settings: Settings, embedder: Embedder
+) -> None:
+    first = Runtime.open(settings, role="first holder", embedder=embedder)
+    try:
+        with pytest.raises(StoreLocked, match="first holder"):
+            Runtime.open(settings, role="second", embedder=embedder)
+    finally:
+        first.close()
+    Runtime.open(settings, role="after release", embedder=embedder).close()
+
+
+def test_reindexing_changed_record_updates_it_in_place(
+    store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    index_records(store, embedder, SAMPLE)
+    changed = SAMPLE[0].model_copy(update={"status": "superseded"})
+    summary = index_records(store, embedder, [changed, *SAMPLE[1:]])
+    assert (summary.new, summary.updated, summary.unchanged) == (0, 1, len(SAMPLE) - 1)
+    assert store.count() == len(SAMPLE)
+
+
+def test_lock_file_lives_in_the_data_dir(settings: Settings, tmp_path: Path) -> None:
+    assert settings.store_lock_path == tmp_path / "data" / "cstp.lock"
+
+
+def test_record_without_optional_fields_round_trips(
+    store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    index_records(store, embedder, [DecisionRecord(id="bare", title="Bare")])
+    (hit,) = store.query(embedder.embed_query("bare"), None, 5)
+    assert hit.id == "bare" and hit.metadata["title"] == "Bare"
+    assert set(hit.metadata) == {"title", "content_hash"}
