@@ -18,7 +18,7 @@ from a2a.settings import Settings, SettingsError, load_settings
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 #: Exit codes: 1 some files failed to index, 2 bad settings, 3 store/model not usable.
 EXIT_FILES_FAILED, EXIT_SETTINGS, EXIT_STORE = 1, 2, 3
@@ -56,7 +56,7 @@ def _run_index(runtime: Runtime, paths: list[Path]) -> IndexSummary:
         err.print(f"[red]failed:[/red] {failure}")
     err.print(
         f"indexed into {runtime.store.location}: {summary.new} new, {summary.updated} updated, "
-        f"{summary.unchanged} unchanged, {summary.failed} failed"
+        f"{summary.unchanged} unchanged, {summary.failed} failed ({summary.skipped} files skipped)"
     )
     return summary
 

@@ -17,11 +17,15 @@ BATCH_SIZE = 32
 
 @dataclass
 class IndexSummary:
-    """Counts of one index run, plus what failed and what was noticed (path: message)."""
+    """Counts of one index run, plus what failed and what was noticed (path: message).
+
+    new/updated/unchanged count records; skipped (no decision in them) and failed count files.
+    """
 
     new: int = 0
     updated: int = 0
     unchanged: int = 0
+    skipped: int = 0
     failures: list[ParseError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -62,6 +66,7 @@ class Indexer:
                 summary.failures.append(exc)
                 continue
             summary.warnings.extend(f"{loaded.source}: {w}" for w in loaded.warnings)
+            summary.skipped += not loaded.records
             for record in loaded.records:
                 if record.id in by_id:
                     summary.warnings.append(

@@ -18,7 +18,11 @@ YAML_SUFFIXES: Final = frozenset({".yaml", ".yml"})
 JSON_SUFFIXES: Final = frozenset({".json"})
 SUPPORTED_SUFFIXES: Final = MARKDOWN_SUFFIXES | YAML_SUFFIXES | JSON_SUFFIXES
 
-_NOT_DECISION_STEMS: Final = frozenset({"readme", "index"})
+# Repository meta-documents that sit beside ADRs but record no decision.
+_NOT_DECISION_STEMS: Final = frozenset(
+    {"readme", "index", "sources", "changelog", "contributing", "license", "licence",
+     "code_of_conduct", "authors"}
+)
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def source_for(path: Path, root: Path) -> str:
 
 
 def is_non_decision_markdown(name: str) -> bool:
-    """True for README.md, index.md and Markdown templates.
+    """True for README.md, index.md, other repository meta-documents and Markdown templates.
 
     A template is a file whose name starts or ends with the word "template" (any case):
     `template.md`, `0000-TEMPLATE.md`, `adr-template.md`. Not `0010-django-templates.md`
@@ -115,7 +119,7 @@ def load_file(path: Path, root: Path) -> LoadedFile:
     if suffix not in SUPPORTED_SUFFIXES:
         raise ParseError(source, "unsupported file type")
     if is_non_decision_markdown(path.name):
-        reason = "skipped: README, index or template file, not a decision record"
+        reason = "skipped: README, index, meta-document or template, not a decision record"
         return LoadedFile(path, source, [], [reason])
     text = _read_text(path, source)
     if suffix in MARKDOWN_SUFFIXES:

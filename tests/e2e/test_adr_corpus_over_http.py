@@ -1,0 +1,119 @@
+"""The main job on real input: index ../shared/data/adr with `cstp index`, query over HTTP.
+
+Starts the real `cstp serve` (uvicorn) on a free port; skipped, saying why, without ../shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import ADR_CORPUS, require_shared, rpc_call
+from tests.servers import cstp, free_port, start_cstp, stop
+
+pytestmark = pytest.mark.slow
+
+ADR_FILES = 409
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    require_shared()
+    data_dir: Path = tmp_path_factory.mktemp("adr-store")
+    env = {"CSTP_DATA_DIR": str(data_dir), "CSTP_AGENT_ID": "adr-e2e"}
+    indexed = cstp("index", str(ADR_CORPUS), env=env)
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    # SOURCES.md (the corpus' list of repositories) is not a decision and is skipped.
+    assert f"{ADR_FILES} new, 0 updated, 0 unchanged, 0 failed (1 files skipped)" in indexed.stderr
+    port = free_port()
+    server = start_cstp(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(server)
+
+
+def query(base_url: str, **params: Any) -> dict[str, Any]:
+    response = httpx.post(f"{base_url}/cstp", json=rpc_call("cstp.queryDecisions", params),
+                          timeout=30)
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    assert "result" in body, body
+    return body["result"]
+
+
+# Written for this test, in words other than the ADRs' own.
+PARAPHRASES = [
+    ("Was a fast compiled language with a lower carbon footprint tried for the government forms API?",
+     "alphagov__forms/ADR006-use-rust-for-api.md"),
+    ("Do we run separate Kubernetes clusters for development, staging and production?",
+     "ministryofjustice__cloud-platform/012-One-cluster-for-dev-staging-prod.md"),
+    ("Moving the audit clearinghouse data out of the Census Bureau systems",
+     "GSA-TTS__FAC/0035-migrating-data-from-census-to-gsa.md"),
+    ("Which Python releases does the library still support?",
+     "theupdateframework__python-tuf/0001-python-version-3-6-plus.md"),
+    ("Replacing our MongoDB databases with an Amazon managed document store",
+     "alphagov__govuk-aws/0038-mongo_replacement_by_documentdb.md"),
+    ("Offering AWS Lambda style functions to service teams",
+     "ministryofjustice__cloud-platform/037-serverless.md"),
+]
+
+
+@pytest.mark.parametrize(("text", "target"), PARAPHRASES, ids=[t for _, t in PARAPHRASES])
+def test_paraphrased_query_finds_its_adr_in_top_5(base_url: str, text: str, target: str) -> None:
+    result = query(base_url, query=text, limit=5)
+    assert target in [d["source"] for d in result["decisions"]]
+    assert result["agent"] == "adr-e2e" and result["total"] == len(result["decisions"])
+
+
+def test_status_filter_returns_exactly_the_rejected_adrs(base_url: str) -> None:
+    result = query(base_url, query="architecture decision", limit=50,
+                   filters={"status": ["rejected"]})
+    # The ten files whose Status section says Rejected (emoji, backticks or plain).
+    assert sorted(d["source"] for d in result["decisions"]) == [
+        "alphagov__forms/ADR006-use-rust-for-api.md",
+        "alphagov__forms/ADR017-use-paper-trail-for-draft-live-or-some-other-solution.md",
+        "ministryofjustice__cloud-platform/018-Dedicated-Ingress-Controllers.md",
+        "ministryofjustice__cloud-platform/037-serverless.md",
+        "ministryofjustice__modernisation-platform/0002-use-iam-federated-access.md",
+        "ministryofjustice__modernisation-platform/"
+        "0011-use-vpc-flow-logs-to-gain-insight-into-network-state.md",
+        "ministryofjustice__modernisation-platform/"
+        "0012-use-tgw-route-analyzer-to-check-desired-state-for-route-tables.md",
+        "ministryofjustice__modernisation-platform/"
+        "0013-use-iac-network-tester-to-test-connectivity-rules.md",
+        "ministryofjustice__modernisation-platform/0033-s3-state-bucket-condition-security.md",
+        "ministryofjustice__modernisation-platform/0034-use-cloud-map.md",
+    ]
+    assert {d["status"] for d in result["decisions"]} == {"rejected"}
+
+
+def test_date_and_status_filters_return_exactly_the_adrs_of_that_window(base_url: str) -> None:
+    result = query(base_url, query="data migration", limit=50,
+                   filters={"status": ["decided"], "dateAfter": "2024-05-01",
+                            "dateBefore": "2024-06-30"})
+    # Accepted ADRs whose Date line falls in May or June 2024.
+    assert sorted((d["source"], d["date"]) for d in result["decisions"]) == [
+        ("GSA-TTS__FAC/0034-handling-invalid-audit-report-during-migration.md",
+         "2024-05-17T00:00:00Z"),
+        ("GSA-TTS__FAC/0035-migrating-data-from-census-to-gsa.md", "2024-05-24T00:00:00Z"),
+        ("GSA-TTS__FAC/0036-access-deletion.md", "2024-05-28T00:00:00Z"),
+        ("GSA-TTS__FAC/0037-validation-waivers.md", "2024-06-12T00:00:00Z"),
+        ("GSA-TTS__FAC/0038-data-migration-change-record.md", "2024-06-25T00:00:00Z"),
+        ("GSA-TTS__FAC/0039-data-migration-iterative-approach.md", "2024-06-25T00:00:00Z"),
+        ("alphagov__forms/ADR033-swapping-jest-vitest.md", "2024-06-17T00:00:00Z"),
+        ("cisagov__manage.get.gov/0027-ajax-for-dynamic-content.md", "2024-05-22T00:00:00Z"),
+    ]
+
+
+def test_reindexing_the_corpus_changes_nothing(tmp_path: Path) -> None:
+    require_shared()
+    env = {"CSTP_DATA_DIR": str(tmp_path), "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256"}
+    first = cstp("index", str(ADR_CORPUS), env=env)
+    second = cstp("index", str(ADR_CORPUS), env=env)
+    assert first.returncode == second.returncode == 0
+    assert f"0 new, 0 updated, {ADR_FILES} unchanged, 0 failed" in second.stderr
