@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,8 +44,13 @@ def _run_index(runtime: Runtime, paths: list[Path]) -> IndexSummary:
     summary = IndexSummary()
     records = indexer.load(paths, summary)
     with Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, disable=not err.is_terminal, transient=True,
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+        transient=True,
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
         indexer.write(records, summary, lambda n: progress.advance(task, n))
@@ -93,7 +97,9 @@ def serve(
     from a2a.http.app import create_app
 
     settings = _settings(host=host, port=port)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
     try:
         paths = [*settings.index_on_start, *(index_paths or [])]
@@ -118,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -47,7 +47,9 @@ def build_methods(service: QueryService) -> dict[str, Method]:
         return openrpc_document(methods, __version__)
 
     methods["rpc.discover"] = Method(
-        name="rpc.discover", params_model=NoParams, handler=discover,
+        name="rpc.discover",
+        params_model=NoParams,
+        handler=discover,
         summary="The OpenRPC document of this service.",
     )
     return methods

@@ -10,7 +10,9 @@ from typing import Annotated, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Stakes = Literal["low", "medium", "high", "critical"]
-Status = Literal["proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"]
+Status = Literal[
+    "proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"
+]
 
 #: Stakes levels, lowest first (CONTRACT.md, filters.stakes).
 STAKES: Final[tuple[str, ...]] = get_args(Stakes)

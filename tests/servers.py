@@ -40,9 +40,18 @@ def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 60) ->
 def start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
     """`chroma run` on 127.0.0.1:`port`, ready to answer."""
     process = subprocess.Popen(
-        [str(BIN / "chroma"), "run", "--path", str(path), "--host", "127.0.0.1",
-         "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            str(BIN / "chroma"),
+            "run",
+            "--path",
+            str(path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
     wait_for(f"http://127.0.0.1:{port}/api/v2/heartbeat", process)
@@ -52,7 +61,10 @@ def start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
 def cstp(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """Run the `cstp` command to completion."""
     return subprocess.run(
-        [str(BIN / "cstp"), *args], env={**os.environ, **env}, capture_output=True, text=True,
+        [str(BIN / "cstp"), *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -61,7 +73,9 @@ def start_cstp(port: int, env: dict[str, str], *args: str) -> subprocess.Popen[b
     """`cstp serve` (uvicorn) on 127.0.0.1:`port`, ready to answer."""
     process = subprocess.Popen(
         [str(BIN / "cstp"), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **env},
     )
     wait_for(f"http://127.0.0.1:{port}/health", process, seconds=300)
     return process

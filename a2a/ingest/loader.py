@@ -20,8 +20,17 @@ SUPPORTED_SUFFIXES: Final = MARKDOWN_SUFFIXES | YAML_SUFFIXES | JSON_SUFFIXES
 
 # Repository meta-documents that sit beside ADRs but record no decision.
 _NOT_DECISION_STEMS: Final = frozenset(
-    {"readme", "index", "sources", "changelog", "contributing", "license", "licence",
-     "code_of_conduct", "authors"}
+    {
+        "readme",
+        "index",
+        "sources",
+        "changelog",
+        "contributing",
+        "license",
+        "licence",
+        "code_of_conduct",
+        "authors",
+    }
 )
 
 

@@ -41,7 +41,10 @@ class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python, no unknown keys, no coercion."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        strict=True,
         frozen=True,
     )
 

@@ -73,16 +73,15 @@ class Dispatcher:
             return _whole_body_error(protocol.INVALID_REQUEST, "Invalid Request", "empty batch")
         if len(payload) > self._max_batch:
             return _whole_body_error(
-                protocol.INVALID_REQUEST, "Invalid Request",
+                protocol.INVALID_REQUEST,
+                "Invalid Request",
                 f"batch of {len(payload)} calls; at most {self._max_batch}",
             )
         results = await asyncio.gather(*(self._call(item, ctx) for item in payload))
         responses = [response for _, response in results if response is not None]
         return Reply(responses or None, [outcome for outcome, _ in results])
 
-    async def _call(
-        self, obj: Any, ctx: CallContext
-    ) -> tuple[CallOutcome, dict[str, Any] | None]:
+    async def _call(self, obj: Any, ctx: CallContext) -> tuple[CallOutcome, dict[str, Any] | None]:
         # Step 2: envelope (-32600). An invalid object is always answered.
         try:
             request = protocol.read_request(obj)
@@ -103,15 +102,20 @@ class Dispatcher:
             # Step 6: the call itself.
             result = await method.handler(params, ctx)
         except Exception as exc:
-            error = to_error_object(exc)
-            retry_after = error.data.get("retryAfter") if isinstance(error.data, dict) else None
-            outcome = CallOutcome(request.method, error.code, retry_after)
-            response = protocol.failure(request.id, error.code, error.message, error.data)
+            wire = to_error_object(exc)
+            retry_after = wire.data.get("retryAfter") if isinstance(wire.data, dict) else None
+            outcome = CallOutcome(request.method, wire.code, retry_after)
+            response = protocol.failure(request.id, wire.code, wire.message, wire.data)
         else:
-            outcome, response = CallOutcome(request.method, None), protocol.success(request.id, result)
+            outcome, response = (
+                CallOutcome(request.method, None),
+                protocol.success(request.id, result),
+            )
         # A notification runs but is never answered, errors included (JSON-RPC 2.0 section 4.1).
         return outcome, None if request.is_notification else response
 
 
 def _whole_body_error(code: int, message: str, reason: str) -> Reply:
-    return Reply(protocol.failure(None, code, message, {"reason": reason}), [CallOutcome(None, code)])
+    return Reply(
+        protocol.failure(None, code, message, {"reason": reason}), [CallOutcome(None, code)]
+    )

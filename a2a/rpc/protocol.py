@@ -86,7 +86,7 @@ def read_request(obj: Any) -> Request:
         raise InvalidRequest("a request must be a JSON object")
     raw_id = obj.get("id", _ABSENT)
     id_ok = raw_id is _ABSENT or _valid_id(raw_id)
-    echo: Id = raw_id if id_ok and raw_id is not _ABSENT else None  # type: ignore[assignment]
+    echo: Id = raw_id if id_ok and raw_id is not _ABSENT else None
     if not id_ok:
         raise InvalidRequest("id must be a string, a number or null")
     if obj.get("jsonrpc") != VERSION:

@@ -85,7 +85,9 @@ class ChromaDecisionStore:
             include=["metadatas", "distances"],
         )
         ids, metadatas, distances = (
-            result["ids"][0], result["metadatas"][0], result["distances"][0]
+            result["ids"][0],
+            result["metadatas"][0],
+            result["distances"][0],
         )
         return [
             # float32 rounding can put an identical vector a hair below 0.
@@ -154,7 +156,9 @@ class ChromaDecisionStore:
             # as ValueError at construction and httpx.ConnectError on a call.
             self.close()
             log.warning("chroma call failed at %s: %r", self.location, exc)
-            raise StoreUnavailable(f"Chroma at {self.location} failed: {type(exc).__name__}") from exc
+            raise StoreUnavailable(
+                f"Chroma at {self.location} failed: {type(exc).__name__}"
+            ) from exc
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -167,7 +171,7 @@ class ChromaDecisionStore:
         if self._data_dir is not None:
             self._data_dir.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(self._data_dir), settings=settings)
-        url = urlsplit(self._server_url)
+        url = urlsplit(str(self._server_url))
         client = chromadb.HttpClient(
             host=url.hostname or "localhost",
             port=url.port or (443 if url.scheme == "https" else 80),

@@ -38,8 +38,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def query(base_url: str, **params: Any) -> dict[str, Any]:
-    response = httpx.post(f"{base_url}/cstp", json=rpc_call("cstp.queryDecisions", params),
-                          timeout=30)
+    response = httpx.post(
+        f"{base_url}/cstp", json=rpc_call("cstp.queryDecisions", params), timeout=30
+    )
     assert response.status_code == 200
     body: dict[str, Any] = response.json()
     assert "result" in body, body
@@ -48,18 +49,31 @@ def query(base_url: str, **params: Any) -> dict[str, Any]:
 
 # Written for this test, in words other than the ADRs' own.
 PARAPHRASES = [
-    ("Was a fast compiled language with a lower carbon footprint tried for the government forms API?",
-     "alphagov__forms/ADR006-use-rust-for-api.md"),
-    ("Do we run separate Kubernetes clusters for development, staging and production?",
-     "ministryofjustice__cloud-platform/012-One-cluster-for-dev-staging-prod.md"),
-    ("Moving the audit clearinghouse data out of the Census Bureau systems",
-     "GSA-TTS__FAC/0035-migrating-data-from-census-to-gsa.md"),
-    ("Which Python releases does the library still support?",
-     "theupdateframework__python-tuf/0001-python-version-3-6-plus.md"),
-    ("Replacing our MongoDB databases with an Amazon managed document store",
-     "alphagov__govuk-aws/0038-mongo_replacement_by_documentdb.md"),
-    ("Offering AWS Lambda style functions to service teams",
-     "ministryofjustice__cloud-platform/037-serverless.md"),
+    (
+        "Was a fast compiled language with a lower carbon footprint tried for the government "
+        "forms API?",
+        "alphagov__forms/ADR006-use-rust-for-api.md",
+    ),
+    (
+        "Do we run separate Kubernetes clusters for development, staging and production?",
+        "ministryofjustice__cloud-platform/012-One-cluster-for-dev-staging-prod.md",
+    ),
+    (
+        "Moving the audit clearinghouse data out of the Census Bureau systems",
+        "GSA-TTS__FAC/0035-migrating-data-from-census-to-gsa.md",
+    ),
+    (
+        "Which Python releases does the library still support?",
+        "theupdateframework__python-tuf/0001-python-version-3-6-plus.md",
+    ),
+    (
+        "Replacing our MongoDB databases with an Amazon managed document store",
+        "alphagov__govuk-aws/0038-mongo_replacement_by_documentdb.md",
+    ),
+    (
+        "Offering AWS Lambda style functions to service teams",
+        "ministryofjustice__cloud-platform/037-serverless.md",
+    ),
 ]
 
 
@@ -71,8 +85,9 @@ def test_paraphrased_query_finds_its_adr_in_top_5(base_url: str, text: str, targ
 
 
 def test_status_filter_returns_exactly_the_rejected_adrs(base_url: str) -> None:
-    result = query(base_url, query="architecture decision", limit=50,
-                   filters={"status": ["rejected"]})
+    result = query(
+        base_url, query="architecture decision", limit=50, filters={"status": ["rejected"]}
+    )
     # The ten files whose Status section says Rejected (emoji, backticks or plain).
     assert sorted(d["source"] for d in result["decisions"]) == [
         "alphagov__forms/ADR006-use-rust-for-api.md",
@@ -93,13 +108,18 @@ def test_status_filter_returns_exactly_the_rejected_adrs(base_url: str) -> None:
 
 
 def test_date_and_status_filters_return_exactly_the_adrs_of_that_window(base_url: str) -> None:
-    result = query(base_url, query="data migration", limit=50,
-                   filters={"status": ["decided"], "dateAfter": "2024-05-01",
-                            "dateBefore": "2024-06-30"})
+    result = query(
+        base_url,
+        query="data migration",
+        limit=50,
+        filters={"status": ["decided"], "dateAfter": "2024-05-01", "dateBefore": "2024-06-30"},
+    )
     # Accepted ADRs whose Date line falls in May or June 2024.
     assert sorted((d["source"], d["date"]) for d in result["decisions"]) == [
-        ("GSA-TTS__FAC/0034-handling-invalid-audit-report-during-migration.md",
-         "2024-05-17T00:00:00Z"),
+        (
+            "GSA-TTS__FAC/0034-handling-invalid-audit-report-during-migration.md",
+            "2024-05-17T00:00:00Z",
+        ),
         ("GSA-TTS__FAC/0035-migrating-data-from-census-to-gsa.md", "2024-05-24T00:00:00Z"),
         ("GSA-TTS__FAC/0036-access-deletion.md", "2024-05-28T00:00:00Z"),
         ("GSA-TTS__FAC/0037-validation-waivers.md", "2024-06-12T00:00:00Z"),

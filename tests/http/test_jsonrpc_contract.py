@@ -29,8 +29,13 @@ async def post(client: httpx.AsyncClient, body: Any) -> httpx.Response:
 
 @pytest.mark.parametrize(
     "body",
-    [b"{bad json", b'{"jsonrpc": "2.0", "method": "x", "id": 1', b"", b"\xff\xfe{}",
-     b'{"jsonrpc": "2.0", "method": "\xc3\x28", "id": 1}'],
+    [
+        b"{bad json",
+        b'{"jsonrpc": "2.0", "method": "x", "id": 1',
+        b"",
+        b"\xff\xfe{}",
+        b'{"jsonrpc": "2.0", "method": "\xc3\x28", "id": 1}',
+    ],
     ids=["garbage", "truncated", "empty-body", "invalid-utf8-bom", "invalid-utf8-inside"],
 )
 async def test_unparseable_body_is_parse_error_with_null_id(
@@ -38,9 +43,7 @@ async def test_unparseable_body_is_parse_error_with_null_id(
 ) -> None:
     response = await post(client, body)
     assert response.status_code == 200
-    assert response.json() == {
-        "jsonrpc": "2.0", "id": None, "error": response.json()["error"]
-    }
+    assert response.json() == {"jsonrpc": "2.0", "id": None, "error": response.json()["error"]}
     assert response.json()["error"]["code"] == -32700
 
 
@@ -63,7 +66,10 @@ async def test_extremely_deep_nesting_does_not_crash(client: httpx.AsyncClient) 
 @pytest.mark.parametrize(
     ("body", "id"),
     [
-        (1, None), ("text", None), (None, None), (True, None),
+        (1, None),
+        ("text", None),
+        (None, None),
+        (True, None),
         ({"jsonrpc": "1.0", "method": "x"}, None),
         ({"jsonrpc": "1.0", "method": "x", "id": 5}, 5),
         ({"jsonrpc": 2.0, "method": "cstp.queryDecisions", "id": 6}, 6),
@@ -78,9 +84,21 @@ async def test_extremely_deep_nesting_does_not_crash(client: httpx.AsyncClient) 
         ({"jsonrpc": "2.0", "method": "x", "id": [1]}, None),
     ],
     ids=[
-        "number", "string", "null", "bool", "version-1.0-no-id", "version-1.0-with-id",
-        "version-as-number", "version-missing", "method-missing", "method-not-string",
-        "params-string", "params-null", "params-number-no-id", "id-bool", "id-object",
+        "number",
+        "string",
+        "null",
+        "bool",
+        "version-1.0-no-id",
+        "version-1.0-with-id",
+        "version-as-number",
+        "version-missing",
+        "method-missing",
+        "method-not-string",
+        "params-string",
+        "params-null",
+        "params-number-no-id",
+        "id-bool",
+        "id-object",
         "id-array",
     ],
 )
@@ -92,9 +110,11 @@ async def test_invalid_request_object_gets_invalid_request(
     assert response["id"] == id
 
 
-@pytest.mark.parametrize("id", [0, "", -1, 1.5, "abc", None, 2**53 + 1, "ü"],
-                         ids=["zero", "empty-string", "negative", "fraction", "string", "null",
-                              "big-int", "unicode"])
+@pytest.mark.parametrize(
+    "id",
+    [0, "", -1, 1.5, "abc", None, 2**53 + 1, "ü"],
+    ids=["zero", "empty-string", "negative", "fraction", "string", "null", "big-int", "unicode"],
+)
 async def test_ids_are_echoed_exactly(client: httpx.AsyncClient, id: Any) -> None:
     response = await post(client, rpc_call("cstp.queryDecisions", QUERY, id=id))
     body = response.json()
@@ -129,8 +149,9 @@ async def test_unknown_method_is_method_not_found_case_sensitive(
 async def test_positional_params_are_invalid_params(client: httpx.AsyncClient) -> None:
     body = (await post(client, rpc_call("cstp.queryDecisions", ["database"]))).json()
     assert body["error"]["code"] == -32602
-    assert body["error"]["data"] == {"errors": [{"field": "params", "reason": body["error"][
-        "data"]["errors"][0]["reason"]}]}
+    assert body["error"]["data"] == {
+        "errors": [{"field": "params", "reason": body["error"]["data"]["errors"][0]["reason"]}]
+    }
 
 
 async def test_invalid_params_list_every_field_without_library_internals(
@@ -167,8 +188,7 @@ async def test_batch_answers_each_call_and_skips_notifications(
     body = (await post(client, batch)).json()
     assert isinstance(body, list) and len(body) == 5
     by_id = {(r["id"], r.get("error", {}).get("code")) for r in body}
-    assert by_id == {("ok", None), (None, -32600), ("old", -32600), ("nm", -32601),
-                     ("bad", -32602)}
+    assert by_id == {("ok", None), (None, -32600), ("old", -32600), ("nm", -32601), ("bad", -32602)}
 
 
 async def test_batch_of_only_notifications_gets_204(client: httpx.AsyncClient) -> None:
@@ -193,9 +213,13 @@ async def test_body_over_cap_is_413_before_parsing(
     response = await post(client, b"{" * (settings.max_body_bytes + 1))
     assert response.status_code == 413
     assert response.json() == {
-        "jsonrpc": "2.0", "id": None,
-        "error": {"code": -32600, "message": response.json()["error"]["message"],
-                  "data": {"maxBytes": 1_048_576}},
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": response.json()["error"]["message"],
+            "data": {"maxBytes": 1_048_576},
+        },
     }
 
 

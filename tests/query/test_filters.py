@@ -43,9 +43,13 @@ JAN_1_2026 = 1767225600  # 2026-01-01T00:00:00Z
         ({"dateBefore": "2026-01-01T00:00:00.5Z"}, {"date_epoch": {"$lte": JAN_1_2026}}),
         (
             {
-                "category": "architecture", "minConfidence": 0.7, "maxConfidence": 1.0,
-                "dateAfter": "2026-01-01T00:00:00Z", "dateBefore": "2026-12-31T23:59:59Z",
-                "stakes": ["medium", "high"], "status": ["decided", "reviewed"],
+                "category": "architecture",
+                "minConfidence": 0.7,
+                "maxConfidence": 1.0,
+                "dateAfter": "2026-01-01T00:00:00Z",
+                "dateBefore": "2026-12-31T23:59:59Z",
+                "stakes": ["medium", "high"],
+                "status": ["decided", "reviewed"],
             },
             {
                 "$and": [
@@ -61,10 +65,21 @@ JAN_1_2026 = 1767225600  # 2026-01-01T00:00:00Z
         ),
     ],
     ids=[
-        "absent", "empty", "category", "stakes-bare-string", "status-deduplicated",
-        "min-confidence", "two-filters", "both-confidence-bounds", "date-after-utc",
-        "offset-converted-to-utc", "date-only-after-is-day-start", "date-only-before-is-day-end",
-        "fractional-after-rounds-up", "fractional-before-rounds-down", "all-filters",
+        "absent",
+        "empty",
+        "category",
+        "stakes-bare-string",
+        "status-deduplicated",
+        "min-confidence",
+        "two-filters",
+        "both-confidence-bounds",
+        "date-after-utc",
+        "offset-converted-to-utc",
+        "date-only-after-is-day-start",
+        "date-only-before-is-day-end",
+        "fractional-after-rounds-up",
+        "fractional-before-rounds-down",
+        "all-filters",
     ],
 )
 def test_filters_translate_to_one_where_clause(

@@ -46,17 +46,33 @@ async def _ids(service: QueryService, **params: Any) -> list[str]:
         ({"dateAfter": "2025-03-01T10:00:01+05:30"}, {"d01", "d05"}),
         (
             {
-                "category": "architecture", "minConfidence": 0.7, "maxConfidence": 1.0,
-                "dateAfter": "2026-01-01T00:00:00Z", "dateBefore": "2026-12-31T23:59:59Z",
-                "stakes": ["medium", "high"], "status": ["decided", "reviewed"],
+                "category": "architecture",
+                "minConfidence": 0.7,
+                "maxConfidence": 1.0,
+                "dateAfter": "2026-01-01T00:00:00Z",
+                "dateBefore": "2026-12-31T23:59:59Z",
+                "stakes": ["medium", "high"],
+                "status": ["decided", "reviewed"],
             },
             {"d01"},
         ),
     ],
     ids=[
-        "category", "min-confidence", "max-confidence", "confidence-window", "min-zero-not-null",
-        "stakes-list", "stakes-bare", "status-list", "status-no-match", "date-before-day-end",
-        "one-day-window", "offset-moves-day", "exact-instant", "after-with-offset", "all-filters",
+        "category",
+        "min-confidence",
+        "max-confidence",
+        "confidence-window",
+        "min-zero-not-null",
+        "stakes-list",
+        "stakes-bare",
+        "status-list",
+        "status-no-match",
+        "date-before-day-end",
+        "one-day-window",
+        "offset-moves-day",
+        "exact-instant",
+        "after-with-offset",
+        "all-filters",
     ],
 )
 async def test_filters_return_exactly_the_matching_records(
@@ -68,8 +84,12 @@ async def test_filters_return_exactly_the_matching_records(
 async def test_record_with_null_fields_never_matches_a_filter_on_them(
     service: QueryService,
 ) -> None:
-    for filters in ({"minConfidence": 0}, {"maxConfidence": 1}, {"stakes": list(
-        ["low", "medium", "high", "critical"])}, {"dateAfter": "1970-01-01"}):
+    for filters in (
+        {"minConfidence": 0},
+        {"maxConfidence": 1},
+        {"stakes": list(["low", "medium", "high", "critical"])},
+        {"dateAfter": "1970-01-01"},
+    ):
         assert "d06" not in await _ids(service, query="no metadata at all", filters=filters)
     assert "d06" in await _ids(service, query="no metadata at all")
 
@@ -83,9 +103,15 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
     assert top == {
         "id": "d01",
         "title": "Use blue-green deployment for the invoices database migration",
-        "category": "architecture", "confidence": 0.9, "stakes": "high", "status": "reviewed",
-        "outcome": "success", "date": "2026-01-20T14:00:00Z", "distance": top["distance"],
-        "source": "a.yaml", "reasons": ["pattern", "analysis"],
+        "category": "architecture",
+        "confidence": 0.9,
+        "stakes": "high",
+        "status": "reviewed",
+        "outcome": "success",
+        "date": "2026-01-20T14:00:00Z",
+        "distance": top["distance"],
+        "source": "a.yaml",
+        "reasons": ["pattern", "analysis"],
     }
     assert 0 <= top["distance"] < result.decisions[1].distance <= 2
     assert result.agent == "emerson"

@@ -54,8 +54,11 @@ async def test_unexpected_fault_is_internal_error_without_details(
 ) -> None:
     with caplog.at_level(logging.ERROR):
         body = await _one(Dispatcher(METHODS), "boom")
-    assert body == {"jsonrpc": "2.0", "id": 1,
-                    "error": {"code": -32603, "message": "Internal error"}}
+    assert body == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32603, "message": "Internal error"},
+    }
     assert "secret internal detail" in caplog.text  # logged for the operator, not sent
 
 

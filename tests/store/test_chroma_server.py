@@ -47,7 +47,8 @@ async def test_server_killed_mid_test_gives_32003_then_recovers_on_restart(
     tmp_path: Path, chroma_path: Path, chroma_port: int, embedder: Embedder
 ) -> None:
     settings = load_settings(
-        data_dir=tmp_path / "unused", chroma_url=f"http://127.0.0.1:{chroma_port}",
+        data_dir=tmp_path / "unused",
+        chroma_url=f"http://127.0.0.1:{chroma_port}",
         chroma_timeout_seconds=5,
     )
     server = start_chroma(chroma_path, chroma_port)
@@ -60,15 +61,20 @@ async def test_server_killed_mid_test_gives_32003_then_recovers_on_restart(
             stop(server, signal.SIGKILL)
             down = await _query(client)
             assert down["error"] == {  # type: ignore[comparison-overlap]
-                "code": -32003, "message": down["error"]["message"],  # type: ignore[index]
+                "code": -32003,
+                "message": down["error"]["message"],  # type: ignore[index]
                 "data": {"retryable": True},
             }
             assert (await client.get("/ready")).status_code == 503
 
             server = start_chroma(chroma_path, chroma_port)
             after = await _query(client)
-            assert after["result"] == {**before["result"], "queryTimeMs": after[  # type: ignore[dict-item]
-                "result"]["queryTimeMs"]}  # type: ignore[index]
+            assert after["result"] == {
+                **before["result"],
+                "queryTimeMs": after[  # type: ignore[dict-item]
+                    "result"
+                ]["queryTimeMs"],
+            }  # type: ignore[index]
             assert (await client.get("/ready")).status_code == 200
     finally:
         stop(server)

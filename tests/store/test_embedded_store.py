@@ -18,7 +18,8 @@ def test_collection_built_with_another_model_is_a_start_up_error_naming_both(
     settings: Settings, embedder: Embedder
 ) -> None:
     other = ChromaDecisionStore(
-        data_dir=settings.data_dir / "chroma", collection=settings.collection,
+        data_dir=settings.data_dir / "chroma",
+        collection=settings.collection,
         embedding_model="some-other-model",
     )
     other.upsert(SAMPLE[:1], [[1.0] + [0.0] * 383], ["text"])
