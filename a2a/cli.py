@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from a2a.auth.tokens import TokenFormatError, load_token_table
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import Indexer, IndexSummary
 from a2a.runtime import Runtime
@@ -90,24 +91,44 @@ def serve(
         list[Path] | None,
         typer.Option("--index", help="Index these files or folders before serving."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Server processes (CSTP_WORKERS); >1 needs Redis and Chroma."),
+    ] = None,
 ) -> None:
     """Serve cstp.queryDecisions over JSON-RPC 2.0 at POST /cstp."""
     import uvicorn
 
     from a2a.http.app import create_app
 
-    settings = _settings(host=host, port=port)
+    settings = _settings(host=host, port=port, workers=workers)
+    _check_workers(settings)
+    try:
+        load_token_table(settings)
+    except TokenFormatError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_SETTINGS) from None
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
+    if settings.workers > 1:
+        # Each worker process builds its own app, settings and store from the environment.
+        try:
+            _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
+        finally:
+            runtime.close()
+        uvicorn.run(
+            "a2a.http.app:app_from_environment",
+            factory=True,
+            workers=settings.workers,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+        )
+        return
     try:
-        paths = [*settings.index_on_start, *(index_paths or [])]
-        if paths:
-            try:
-                _run_index(runtime, paths)
-            except StoreUnavailable as exc:
-                err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
+        _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
         uvicorn.run(
             create_app(settings, runtime),
             host=settings.host,
@@ -116,6 +137,31 @@ def serve(
         )
     finally:
         runtime.close()
+
+
+def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
+    if paths:
+        try:
+            _run_index(runtime, paths)
+        except StoreUnavailable as exc:
+            err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
+
+
+def _check_workers(settings: Settings) -> None:
+    """Refuse several workers that would each keep their own limits or fight over one store."""
+    if settings.workers == 1:
+        return
+    problem = None
+    if settings.rate_limit_storage.startswith("memory"):
+        problem = (
+            "memory:// rate limits are per process, so each worker would allow the full limit;"
+            " set CSTP_RATE_LIMIT_STORAGE=redis://HOST:6379"
+        )
+    elif settings.chroma_url is None:
+        problem = "the embedded store has one owner process; set CSTP_CHROMA_URL to a Chroma server"
+    if problem:
+        err.print(f"[red]error:[/red] CSTP_WORKERS={settings.workers}: {problem}")
+        raise typer.Exit(EXIT_SETTINGS)
 
 
 def main() -> None:

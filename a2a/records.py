@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
 Stakes = Literal["low", "medium", "high", "critical"]
 Status = Literal[
@@ -19,7 +19,7 @@ STAKES: Final[tuple[str, ...]] = get_args(Stakes)
 #: Status vocabulary (CONTRACT.md, filters.status).
 STATUSES: Final[tuple[str, ...]] = get_args(Status)
 
-Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Confidence = Annotated[float, Strict(), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class Reason(BaseModel):

@@ -6,20 +6,70 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AnyHttpUrl, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    AnyHttpUrl,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
 
+from a2a.auth.tokens import parse_env_tokens, read_token_file
 from a2a.embeddings import DEFAULT_MODEL, MODELS
+from a2a.limits.config import (
+    check_limit,
+    check_method_limits,
+    check_storage_uri,
+    method_limits_before,
+)
 
 #: Where the settings file is looked for unless CSTP_CONFIG names another.
 DEFAULT_CONFIG_FILE = Path("config/cstp.yaml")
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _check_env_tokens(value: SecretStr | None) -> SecretStr | None:
+    parse_env_tokens(value)
+    return value
+
+
+def _check_token_file(value: Path | None) -> Path | None:
+    if value is not None:
+        read_token_file(value)
+    return value
+
+
+#: `agent1:token1,agent2:token2`; never echoed (SecretStr) and never named in errors.
+AuthTokens = Annotated[
+    SecretStr | None, BeforeValidator(_blank_is_none), AfterValidator(_check_env_tokens)
+]
+TokenFile = Annotated[
+    Path | None, BeforeValidator(_blank_is_none), AfterValidator(_check_token_file)
+]
+#: A limit in `limits` notation: `120/minute`, `10/second;600/hour`.
+LimitText = Annotated[str | None, BeforeValidator(_blank_is_none), AfterValidator(check_limit)]
+#: method -> limit; from the environment as `m1=120/minute,m2=10/second` (not JSON-decoded).
+MethodLimits = Annotated[
+    dict[str, str],
+    NoDecode,
+    BeforeValidator(method_limits_before),
+    AfterValidator(check_method_limits),
+]
+StorageUri = Annotated[str, AfterValidator(check_storage_uri)]
 
 
 class Settings(BaseSettings):
@@ -45,6 +95,14 @@ class Settings(BaseSettings):
     max_batch_size: int = Field(default=50, ge=1)
     max_json_depth: int = Field(default=64, ge=2)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Auth and rate limits (README section Agents, tokens and rate limits).
+    auth_tokens: AuthTokens = None
+    auth_tokens_file: TokenFile = None
+    rate_limits: MethodLimits = Field(default_factory=dict)
+    rate_limit_default: LimitText = None
+    rate_limit_storage: StorageUri = "memory://"
+    rate_limit_fail_closed: bool = False
+    workers: int = Field(default=1, ge=1)
 
     @field_validator("embedding_model")
     @classmethod

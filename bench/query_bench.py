@@ -58,34 +58,92 @@ ESTIMATE_SAMPLE = 64
 # -- vocabularies ------------------------------------------------------------------------
 
 TOPICS = (
-    "the billing ledger", "user authentication", "search indexing", "event ingestion",
-    "the mobile release pipeline", "customer notifications", "the analytics warehouse",
-    "feature flags", "service discovery", "image processing", "the payments gateway",
-    "audit logging", "the recommendation engine", "tenant isolation", "the public REST API",
-    "background job scheduling", "session storage", "data retention", "on-call alert routing",
-    "the onboarding flow", "the CI build cache", "secrets management", "rate limiting",
+    "the billing ledger",
+    "user authentication",
+    "search indexing",
+    "event ingestion",
+    "the mobile release pipeline",
+    "customer notifications",
+    "the analytics warehouse",
+    "feature flags",
+    "service discovery",
+    "image processing",
+    "the payments gateway",
+    "audit logging",
+    "the recommendation engine",
+    "tenant isolation",
+    "the public REST API",
+    "background job scheduling",
+    "session storage",
+    "data retention",
+    "on-call alert routing",
+    "the onboarding flow",
+    "the CI build cache",
+    "secrets management",
+    "rate limiting",
     "the admin dashboard",
 )
 TECHNOLOGIES = (
-    "PostgreSQL", "Redis", "Kafka", "Kubernetes", "Terraform", "gRPC", "GraphQL", "ClickHouse",
-    "S3", "DynamoDB", "RabbitMQ", "Elasticsearch", "OpenTelemetry", "Envoy", "SQLite", "Celery",
-    "Temporal", "Rust", "TypeScript", "Django", "FastAPI", "React Native", "Snowflake", "Vault",
-    "Nginx", "Bazel",
+    "PostgreSQL",
+    "Redis",
+    "Kafka",
+    "Kubernetes",
+    "Terraform",
+    "gRPC",
+    "GraphQL",
+    "ClickHouse",
+    "S3",
+    "DynamoDB",
+    "RabbitMQ",
+    "Elasticsearch",
+    "OpenTelemetry",
+    "Envoy",
+    "SQLite",
+    "Celery",
+    "Temporal",
+    "Rust",
+    "TypeScript",
+    "Django",
+    "FastAPI",
+    "React Native",
+    "Snowflake",
+    "Vault",
+    "Nginx",
+    "Bazel",
 )
 VERBS = (
-    "Adopt", "Migrate to", "Standardize on", "Pilot", "Replace the in-house tool with",
-    "Deprecate", "Keep", "Introduce", "Roll back from", "Consolidate on",
+    "Adopt",
+    "Migrate to",
+    "Standardize on",
+    "Pilot",
+    "Replace the in-house tool with",
+    "Deprecate",
+    "Keep",
+    "Introduce",
+    "Roll back from",
+    "Consolidate on",
 )
 DRIVERS = (
-    "p99 latency above the SLO", "rising infrastructure cost", "heavy on-call load",
-    "an upcoming SOC 2 audit", "limited team familiarity", "growth in write volume",
-    "a vendor end-of-life notice", "slow local development", "frequent schema changes",
-    "cross-region replication needs", "a flaky deploy process", "customer-reported data loss",
+    "p99 latency above the SLO",
+    "rising infrastructure cost",
+    "heavy on-call load",
+    "an upcoming SOC 2 audit",
+    "limited team familiarity",
+    "growth in write volume",
+    "a vendor end-of-life notice",
+    "slow local development",
+    "frequent schema changes",
+    "cross-region replication needs",
+    "a flaky deploy process",
+    "customer-reported data loss",
 )
 CONSTRAINTS = (
-    "no extra headcount this quarter", "a hard deadline before the holiday freeze",
-    "staying on the existing cloud account", "zero downtime during the migration",
-    "a fixed budget", "compatibility with mobile clients already shipped",
+    "no extra headcount this quarter",
+    "a hard deadline before the holiday freeze",
+    "staying on the existing cloud account",
+    "zero downtime during the migration",
+    "a fixed budget",
+    "compatibility with mobile clients already shipped",
     "data residency in the EU",
 )
 REASON_TEMPLATES = (
@@ -100,8 +158,18 @@ REASON_TEMPLATES = (
     ("intuition", "The team is confident {tech} keeps {topic} simple to change."),
 )
 EXTRA_TAGS = (
-    "migration", "cost", "reliability", "security", "latency", "compliance", "dx",
-    "scalability", "vendor", "q3-planning", "tech-debt", "incident-follow-up",
+    "migration",
+    "cost",
+    "reliability",
+    "security",
+    "latency",
+    "compliance",
+    "dx",
+    "scalability",
+    "vendor",
+    "q3-planning",
+    "tech-debt",
+    "incident-follow-up",
 )
 QUERY_TEMPLATES = (
     "why did we choose {tech} for {topic}",
@@ -114,13 +182,24 @@ QUERY_TEMPLATES = (
 
 #: Value -> relative weight: a realistic skew, not a uniform spread.
 CATEGORIES = {
-    "architecture": 20, "infrastructure": 18, "tooling": 15, "data": 13,
-    "process": 12, "security": 9, "performance": 8, "product": 5,
+    "architecture": 20,
+    "infrastructure": 18,
+    "tooling": 15,
+    "data": 13,
+    "process": 12,
+    "security": 9,
+    "performance": 8,
+    "product": 5,
 }
 STAKES_WEIGHTS = {"low": 35, "medium": 40, "high": 20, "critical": 5}
 STATUS_WEIGHTS = {
-    "decided": 45, "reviewed": 15, "proposed": 10, "pending": 8,
-    "superseded": 10, "deprecated": 5, "rejected": 7,
+    "decided": 45,
+    "reviewed": 15,
+    "proposed": 10,
+    "pending": 8,
+    "superseded": 10,
+    "deprecated": 5,
+    "rejected": 7,
 }
 OUTCOME_WEIGHTS = {"success": 55, "partial": 25, "failure": 20}
 #: Statuses whose records may carry an outcome.
@@ -147,8 +226,12 @@ def fill(rng: random.Random, category: str) -> dict[str, str]:
     """Template values for one record or query: topic, two technologies, driver, constraint."""
     tech, alt = rng.sample(TECHNOLOGIES, 2)
     return {
-        "topic": rng.choice(TOPICS), "tech": tech, "alt": alt, "category": category,
-        "driver": rng.choice(DRIVERS), "constraint": rng.choice(CONSTRAINTS),
+        "topic": rng.choice(TOPICS),
+        "tech": tech,
+        "alt": alt,
+        "category": category,
+        "driver": rng.choice(DRIVERS),
+        "constraint": rng.choice(CONSTRAINTS),
         "verb": rng.choice(VERBS),
     }
 
@@ -279,8 +362,11 @@ class Progress:
         before, self.done = self.done, self.done + count
         if before // self.step != self.done // self.step or self.done == self.total:
             rate = self.done / max(time.perf_counter() - self.started, 1e-9)
-            print(f"  indexed {self.done:>7,}/{self.total:,} ({rate:,.0f} records/s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  indexed {self.done:>7,}/{self.total:,} ({rate:,.0f} records/s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def percentile(values: Sequence[float], q: int) -> float:
@@ -340,13 +426,17 @@ def index_records(
     if summary.new != len(records):
         raise RuntimeError(f"expected {len(records)} new records, indexer reports {summary}")
     return IndexReport(
-        records=len(records), total_s=total, embed_s=timed.documents.seconds,
-        upsert_s=store.upserts.seconds, lookup_s=store.lookups.seconds,
+        records=len(records),
+        total_s=total,
+        embed_s=timed.documents.seconds,
+        upsert_s=store.upserts.seconds,
+        lookup_s=store.lookups.seconds,
     )
 
 
 def index_lines(report: IndexReport) -> list[str]:
     """Human-readable indexing summary."""
+
     def share(seconds: float) -> str:
         return f"{seconds:8.1f} s ({100 * seconds / report.total_s:5.1f}%)"
 
@@ -376,10 +466,15 @@ class Case:
 CASES = (
     Case("none", None),
     Case("broad", {"status": ["decided", "reviewed"], "minConfidence": 0.2}),
-    Case("narrow", {
-        "category": "architecture", "stakes": ["critical"],
-        "dateAfter": "2025-04-01", "dateBefore": "2025-06-30",
-    }),
+    Case(
+        "narrow",
+        {
+            "category": "architecture",
+            "stakes": ["critical"],
+            "dateAfter": "2025-04-01",
+            "dateBefore": "2025-06-30",
+        },
+    ),
 )
 
 
@@ -426,7 +521,9 @@ def embed_queries(
 def raw_query(collection: Any, vector: list[float], where: dict[str, Any] | None) -> int:
     """The Chroma call the store makes, with nothing around it; returns the hit count."""
     result = collection.query(
-        query_embeddings=[vector], n_results=LIMIT + TIE_MARGIN, where=where,
+        query_embeddings=[vector],
+        n_results=LIMIT + TIE_MARGIN,
+        where=where,
         include=["metadatas", "distances"],
     )
     return len(result["ids"][0])
@@ -440,8 +537,11 @@ def count_matching(collection: Any, where: dict[str, Any] | None) -> int:
 
 
 async def measure_case(
-    service: QueryService, collection: Any, case: Case,
-    texts: Sequence[str], vectors: Sequence[list[float]],
+    service: QueryService,
+    collection: Any,
+    case: Case,
+    texts: Sequence[str],
+    vectors: Sequence[list[float]],
 ) -> CaseResult:
     """Alternate service and raw queries, one text at a time, after an untimed warm-up."""
     params = [params_for(case, text) for text in texts]
@@ -459,16 +559,23 @@ async def measure_case(
         hits.append(raw_query(collection, vector, where))
         raw_ms.append((time.perf_counter() - start) * 1000)
     return CaseResult(
-        case=case.name, where=where, matching_records=count_matching(collection, where),
-        service_p50_ms=percentile(service_ms, 50), service_p99_ms=percentile(service_ms, 99),
-        raw_p50_ms=percentile(raw_ms, 50), raw_p99_ms=percentile(raw_ms, 99),
-        service_mean_results=statistics.fmean(results), raw_mean_hits=statistics.fmean(hits),
+        case=case.name,
+        where=where,
+        matching_records=count_matching(collection, where),
+        service_p50_ms=percentile(service_ms, 50),
+        service_p99_ms=percentile(service_ms, 99),
+        raw_p50_ms=percentile(raw_ms, 50),
+        raw_p99_ms=percentile(raw_ms, 99),
+        service_mean_results=statistics.fmean(results),
+        raw_mean_hits=statistics.fmean(hits),
     )
 
 
 async def measure_queries(
-    store: ChromaDecisionStore, embedder: Embedder,
-    texts: Sequence[str], vectors: Sequence[list[float]],
+    store: ChromaDecisionStore,
+    embedder: Embedder,
+    texts: Sequence[str],
+    vectors: Sequence[list[float]],
 ) -> list[CaseResult]:
     """Every case through QueryService and straight on the store's own Chroma collection.
 
@@ -488,13 +595,23 @@ async def measure_queries(
 def table(results: Sequence[CaseResult], n: int) -> str:
     """Aligned plain-text table, one row per case."""
     header = (
-        "case", "service p50 ms", "service p99 ms", "raw Chroma p50 ms", "raw Chroma p99 ms",
-        "service/raw (p50)", "mean results", "matching records",
+        "case",
+        "service p50 ms",
+        "service p99 ms",
+        "raw Chroma p50 ms",
+        "raw Chroma p99 ms",
+        "service/raw (p50)",
+        "mean results",
+        "matching records",
     )
     rows = [header] + [
         (
-            r.case, f"{r.service_p50_ms:.2f}", f"{r.service_p99_ms:.2f}",
-            f"{r.raw_p50_ms:.2f}", f"{r.raw_p99_ms:.2f}", f"{r.ratio:.2f}x",
+            r.case,
+            f"{r.service_p50_ms:.2f}",
+            f"{r.service_p99_ms:.2f}",
+            f"{r.raw_p50_ms:.2f}",
+            f"{r.raw_p99_ms:.2f}",
+            f"{r.ratio:.2f}x",
             f"{r.service_mean_results:.2f}",
             f"{r.matching_records:,} ({100 * r.matching_records / n:.2f}%)",
         )
@@ -502,8 +619,10 @@ def table(results: Sequence[CaseResult], n: int) -> str:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                  for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -513,22 +632,39 @@ def table(results: Sequence[CaseResult], n: int) -> str:
 def environment(args: argparse.Namespace) -> dict[str, Any]:
     """The run's settings and the machine it ran on, for the JSON output."""
     return {
-        "n": args.n, "model": args.model, "queries": args.queries, "seed": args.seed,
-        "limit": LIMIT, "n_results": LIMIT + TIE_MARGIN, "python": platform.python_version(),
-        "chromadb": version("chromadb"), "platform": platform.platform(),
-        "cpu_count": os.cpu_count(), "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "n": args.n,
+        "model": args.model,
+        "queries": args.queries,
+        "seed": args.seed,
+        "limit": LIMIT,
+        "n_results": LIMIT + TIE_MARGIN,
+        "python": platform.python_version(),
+        "chromadb": version("chromadb"),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 
-def write_json(path: Path, env: dict[str, Any], report: IndexReport,
-               query_embed_ms: Sequence[float], results: Sequence[CaseResult]) -> None:
+def write_json(
+    path: Path,
+    env: dict[str, Any],
+    report: IndexReport,
+    query_embed_ms: Sequence[float],
+    results: Sequence[CaseResult],
+) -> None:
     """All numbers of the run as one JSON document."""
     document = {
         "environment": env,
-        "indexing": {**asdict(report), "other_s": report.other_s,
-                     "records_per_s": report.rate(report.total_s)},
-        "query_embedding_ms": {"p50": percentile(query_embed_ms, 50),
-                               "p99": percentile(query_embed_ms, 99)},
+        "indexing": {
+            **asdict(report),
+            "other_s": report.other_s,
+            "records_per_s": report.rate(report.total_s),
+        },
+        "query_embedding_ms": {
+            "p50": percentile(query_embed_ms, 50),
+            "p99": percentile(query_embed_ms, 99),
+        },
         "cases": [{**asdict(r), "service_raw_ratio_p50": r.ratio} for r in results],
         "peak_rss_mib": peak_rss_mib(),
     }
@@ -553,9 +689,12 @@ def announce_estimate(
     """Print how long embedding all records should take, from a small sample."""
     rate = estimate_embedding(embedder, records)
     seconds = len(records) / rate
-    print(f"estimate: embedding {len(records):,} records takes ~{seconds / 60:.1f} min "
-          f"({rate:,.0f} records/s on a {min(len(records), ESTIMATE_SAMPLE)}-record sample), "
-          "plus Chroma time", flush=True)
+    print(
+        f"estimate: embedding {len(records):,} records takes ~{seconds / 60:.1f} min "
+        f"({rate:,.0f} records/s on a {min(len(records), ESTIMATE_SAMPLE)}-record sample), "
+        "plus Chroma time",
+        flush=True,
+    )
     if not model_given and seconds > 60:
         print("  (for a quick run: --model wordllama-l2-supercat-256)", flush=True)
 
@@ -568,7 +707,8 @@ def run(args: argparse.Namespace, model_given: bool) -> Run:
     announce_estimate(embedder, records, model_given)
     with tempfile.TemporaryDirectory(prefix="cstp-bench-", ignore_cleanup_errors=True) as tmp:
         settings: dict[str, Any] = {
-            "data_dir": Path(tmp) / "chroma", "collection": "bench",
+            "data_dir": Path(tmp) / "chroma",
+            "collection": "bench",
             "embedding_model": embedder.name,
         }
         indexing_store = TimedStore(**settings)
@@ -586,8 +726,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, bool]:
     """The options, and whether --model was given explicitly."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="records to index (10000)")
-    parser.add_argument("--model", choices=sorted(MODELS), default=None,
-                        help=f"embedding model (default {DEFAULT_MODEL})")
+    parser.add_argument(
+        "--model",
+        choices=sorted(MODELS),
+        default=None,
+        help=f"embedding model (default {DEFAULT_MODEL})",
+    )
     parser.add_argument("--queries", type=int, default=200, help="queries per case (200)")
     parser.add_argument("--seed", type=int, default=7, help="seed for records and queries (7)")
     parser.add_argument("--out", type=Path, default=None, help="also write the numbers as JSON")
@@ -602,15 +746,20 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, bool]:
 def main(argv: Sequence[str] | None = None) -> int:
     args, model_given = parse_args(argv)
     env = environment(args)
-    print(f"cstp query bench: n={args.n:,} model={args.model} queries={args.queries} "
-          f"seed={args.seed} limit={LIMIT} n_results={LIMIT + TIE_MARGIN} "
-          f"cpus={env['cpu_count']} chromadb={env['chromadb']}", flush=True)
+    print(
+        f"cstp query bench: n={args.n:,} model={args.model} queries={args.queries} "
+        f"seed={args.seed} limit={LIMIT} n_results={LIMIT + TIE_MARGIN} "
+        f"cpus={env['cpu_count']} chromadb={env['chromadb']}",
+        flush=True,
+    )
     result = run(args, model_given)
     print()
     print(table(result.results, args.n))
-    print(f"\nquery embedding alone ({args.model}): "
-          f"p50 {percentile(result.query_embed_ms, 50):.2f} ms, "
-          f"p99 {percentile(result.query_embed_ms, 99):.2f} ms")
+    print(
+        f"\nquery embedding alone ({args.model}): "
+        f"p50 {percentile(result.query_embed_ms, 50):.2f} ms, "
+        f"p99 {percentile(result.query_embed_ms, 99):.2f} ms"
+    )
     print(f"peak RSS: {peak_rss_mib():,.0f} MiB")
     if args.out is not None:
         write_json(args.out, env, result.report, result.query_embed_ms, result.results)

@@ -10,13 +10,19 @@ from starlette.responses import JSONResponse, Response
 
 from a2a.http.agent_card import agent_card
 from a2a.http.body import BodyTooLarge, read_capped_body
+from a2a.limits.headers import rate_limit_headers
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext
 from a2a.store import EmbeddingModelMismatch, StoreUnavailable
 
 
 async def rpc(request: Request) -> Response:
-    """One JSON-RPC request or batch; 200 with the reply, 204 when nothing is owed, 413."""
+    """One JSON-RPC request or batch; 200 with the reply, 204 when nothing is owed, 413.
+
+    Auth (401) has already run in `a2a.auth.middleware.BearerAuth` when tokens are
+    configured. Each call is counted against the caller's limits; the response carries
+    `Retry-After` and `X-RateLimit-*` as `a2a.limits.headers.rate_limit_headers` says.
+    """
     state: Any = request.app.state
     max_bytes = state.settings.max_body_bytes
     try:
@@ -27,10 +33,12 @@ async def rpc(request: Request) -> Response:
         )
         return JSONResponse(error, status_code=413)
     ctx = CallContext(agent=_caller(request), request_id=_request_id(request))
-    reply = await state.dispatcher.dispatch(body, ctx)
+    with state.rate_limits.tracking(ctx) as quotas:
+        reply = await state.dispatcher.dispatch(body, ctx)
+    headers = rate_limit_headers(reply, quotas)
     if reply.body is None:
-        return Response(status_code=204)
-    return JSONResponse(reply.body)
+        return Response(status_code=204, headers=headers)
+    return JSONResponse(reply.body, headers=headers)
 
 
 async def health(request: Request) -> Response:
@@ -55,7 +63,10 @@ async def card(request: Request) -> Response:
 
 
 def _caller(request: Request) -> str:
-    # Until bearer tokens are configured, each client address is its own agent.
+    # The agent BearerAuth found; with auth off, each client address is its own agent.
+    agent = getattr(request.state, "agent", None)
+    if isinstance(agent, str):
+        return agent
     return request.client.host if request.client else "unknown"
 
 

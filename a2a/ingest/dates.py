@@ -129,4 +129,7 @@ def parse_record_date(value: object) -> tuple[datetime | None, str | None]:
     if parsed.tzinfo is None:
         warning = f"date {parsed.isoformat()} has no UTC offset; read as UTC"
         return parsed.replace(tzinfo=UTC), warning
-    return parsed.astimezone(UTC), None
+    try:
+        return parsed.astimezone(UTC), None
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ValueError(f"date {value!r} is outside the years 1-9999 in UTC") from None

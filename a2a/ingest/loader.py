@@ -131,8 +131,18 @@ def load_file(path: Path, root: Path) -> LoadedFile:
         reason = "skipped: README, index, meta-document or template, not a decision record"
         return LoadedFile(path, source, [], [reason])
     text = _read_text(path, source)
-    if suffix in MARKDOWN_SUFFIXES:
-        record, warnings = parse_adr(text, source)
-        return LoadedFile(path, source, [record], warnings)
-    records, warnings = parse_structured(text, source, is_json=suffix in JSON_SUFFIXES)
+    if not text.strip():
+        raise ParseError(source, "empty file")
+    try:
+        if suffix in MARKDOWN_SUFFIXES:
+            record, warnings = parse_adr(text, source)
+            return LoadedFile(path, source, [record], warnings)
+        records, warnings = parse_structured(text, source, is_json=suffix in JSON_SUFFIXES)
+    except ParseError:
+        raise
+    except (ValueError, OverflowError, RecursionError, TypeError) as error:
+        # Parsers raise these on input they cannot represent: YAML's `2026-02-30`, a JSON
+        # integer of 5,000 digits, nesting past the recursion limit. One bad file is
+        # reported; it never stops the others.
+        raise ParseError(source, f"cannot parse: {type(error).__name__}: {error}") from None
     return LoadedFile(path, source, records, warnings)

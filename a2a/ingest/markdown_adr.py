@@ -22,7 +22,6 @@ _HEADING: Final = re.compile(r"^(#{1,6})(?:\s+|(?=[0-9A-Za-z]))(.*?)\s*#*\s*$")
 _FRONT_MATTER: Final = re.compile(
     r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M
 )
-_COMMENT: Final = re.compile(r"<!--.*?-->", re.S)
 _EMPHASIS: Final = re.compile(r"[*_`]+")
 _LINK: Final = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _DASHES: Final = "\\-\u2013\u2014"  # hyphen, en dash, em dash (inside a character class)
@@ -135,8 +134,20 @@ def _find_headings(lines: list[str], in_code: list[bool], start: int) -> list[tu
 
 
 def _without_comments(text: str) -> str:
-    """`text` with HTML comments blanked out, keeping line numbers."""
-    return _COMMENT.sub(lambda match: "\n" * match.group().count("\n"), text)
+    """`text` with HTML comments blanked out, keeping line numbers.
+
+    A linear scan: a regex with a lazy `.*?` is quadratic on many unclosed `<!--`.
+    An unclosed comment runs to the end of the text, as in HTML.
+    """
+    parts, position = [], 0
+    while (start := text.find("<!--", position)) != -1:
+        parts.append(text[position:start])
+        end = text.find("-->", start + 4)
+        stop = len(text) if end == -1 else end + 3
+        parts.append("\n" * text.count("\n", start, stop))
+        position = stop
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def _build_doc(text: str) -> _Doc:

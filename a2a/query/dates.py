@@ -7,8 +7,14 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Literal
 
 # RFC 3339 section 5.6 `date-time`; the offset is required (a naive time is ambiguous).
-_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# ASCII digits only: `\d` would also take other scripts' digits.
+_DATE_TIME = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_LATEST = datetime.max.replace(tzinfo=UTC)
+_TICK = timedelta(microseconds=1)
 
 
 def parse_bound(text: str, side: Literal["after", "before"]) -> datetime:
@@ -16,11 +22,13 @@ def parse_bound(text: str, side: Literal["after", "before"]) -> datetime:
 
     `YYYY-MM-DD` is the start of that UTC day for "after" and its last microsecond for
     "before" (both bounds inclusive). Raises ValueError for anything else, naive
-    date-times included.
+    date-times and instants outside the years 1-9999 in UTC included.
     """
     if _DATE.match(text):
         day = datetime.combine(_to_date(text), time(), tzinfo=UTC)
-        return day if side == "after" else day + timedelta(days=1, microseconds=-1)
+        if side == "after":
+            return day
+        return _LATEST if day.date() == _LATEST.date() else day + timedelta(days=1) - _TICK
     if not _DATE_TIME.match(text):
         raise ValueError(
             "expected an RFC 3339 date-time with offset (2026-01-31T12:00:00Z) or a date "
@@ -31,6 +39,8 @@ def parse_bound(text: str, side: Literal["after", "before"]) -> datetime:
         return datetime.fromisoformat(normalised).astimezone(UTC)
     except ValueError:
         raise ValueError(f"{text!r} is not a real date-time") from None
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 falls before year 1 in UTC
+        raise ValueError(f"{text!r} is outside the years 1-9999 in UTC") from None
 
 
 def _to_date(text: str) -> datetime:

@@ -33,16 +33,24 @@ def _one_or_many(value: Any) -> Any:
 # Strict float refuses bools and strings but still accepts JSON integers such as 1.
 Confidence = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 DateBound = StrictStr
-StakesList = Annotated[list[Stakes], BeforeValidator(_one_or_many), Field(min_length=1)]
-StatusList = Annotated[list[Status], BeforeValidator(_one_or_many), Field(min_length=1)]
+# At most 16 items: the vocabularies are tiny, and a 1 MiB list must not produce an error
+# entry per item.
+StakesList = Annotated[
+    list[Stakes], BeforeValidator(_one_or_many), Field(min_length=1, max_length=16)
+]
+StatusList = Annotated[
+    list[Status], BeforeValidator(_one_or_many), Field(min_length=1, max_length=16)
+]
 
 
 class WireModel(BaseModel):
-    """camelCase on the wire, snake_case in Python, no unknown keys, no coercion."""
+    """camelCase on the wire, snake_case in Python, no unknown keys, no coercion.
+
+    Only the camelCase names validate: `include_reasons` on the wire is an unknown key.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel,
-        populate_by_name=True,
         extra="forbid",
         strict=True,
         frozen=True,

@@ -43,15 +43,27 @@ class Method:
             raise InvalidParams(field_errors(exc)) from None
 
 
+#: Most error entries in one -32602 answer; a 1 MiB body must not buy a 30 MB reply.
+MAX_FIELD_ERRORS = 50
+
+
 def field_errors(exc: ValidationError) -> list[FieldError]:
-    """pydantic errors as dotted wire paths (`filters.stakes[0]`) with plain reasons."""
+    """pydantic errors as dotted wire paths (`filters.stakes[0]`) with plain reasons.
+
+    At most MAX_FIELD_ERRORS entries; past that, one last entry says how many were left out.
+    """
     errors = []
-    for error in exc.errors(include_url=False, include_context=False, include_input=False):
+    details = exc.errors(include_url=False, include_context=False, include_input=False)
+    for error in details[:MAX_FIELD_ERRORS]:
         path = ""
         for part in error["loc"]:
             path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
         reason = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             reason = "unknown parameter"
+        elif error["type"] in ("model_type", "dict_type", "model_attributes_type"):
+            reason = "must be an object"
         errors.append(FieldError(path or "params", reason))
+    if len(details) > MAX_FIELD_ERRORS:
+        errors.append(FieldError("params", f"{len(details) - MAX_FIELD_ERRORS} more errors"))
     return errors

@@ -64,17 +64,32 @@ def parse_json(body: bytes, max_depth: int) -> Any:
 
 
 def nesting_depth(value: Any) -> int:
-    """Levels of arrays/objects in a parsed JSON value (a scalar is 0, `[]` is 1)."""
+    """Levels of arrays/objects in a parsed JSON value (a scalar is 0, `[]` is 1).
+
+    Raises ParseError for a string or key holding a lone surrogate (`"\\ud800"`): it is
+    valid JSON syntax but not Unicode text, and could be neither stored nor echoed.
+    """
     depth, level = 0, [(value, 1)]
     while level:
         item, d = level.pop()
         if isinstance(item, dict):
             depth = max(depth, d)
-            level.extend((child, d + 1) for child in item.values())
+            for key, child in item.items():
+                _check_text(key)
+                level.append((child, d + 1))
         elif isinstance(item, list):
             depth = max(depth, d)
             level.extend((child, d + 1) for child in item)
+        elif isinstance(item, str):
+            _check_text(item)
     return depth
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseError("JSON string holds a lone surrogate (not Unicode text)") from None
 
 
 def read_request(obj: Any) -> Request:

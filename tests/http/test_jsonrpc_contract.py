@@ -47,6 +47,25 @@ async def test_unparseable_body_is_parse_error_with_null_id(
     assert response.json()["error"]["code"] == -32700
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "nope"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}',
+        b'[{"jsonrpc": "2.0", "id": 1, "method": "cstp.queryDecisions", '
+        b'"params": {"query": "x", "filters": {"category": "\\udc00"}}}]',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"\\ud83d": 1}}',
+    ],
+    ids=["in-id", "in-method", "in-batch-filter", "in-key"],
+)
+async def test_lone_surrogate_is_parse_error_not_a_server_fault(
+    client: httpx.AsyncClient, body: bytes
+) -> None:
+    response = await post(client, body)
+    assert response.status_code == 200
+    assert (response.json()["id"], response.json()["error"]["code"]) == (None, -32700)
+
+
 async def test_nesting_deeper_than_64_is_parse_error(client: httpx.AsyncClient) -> None:
     deep = b'{"jsonrpc": "2.0", "method": "x", "id": 1, "params": ' + b"[" * 64 + b"]" * 64 + b"}"
     assert (await post(client, deep)).json()["error"]["code"] == -32700

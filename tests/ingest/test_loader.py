@@ -148,3 +148,42 @@ def test_a_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
     adr.write_bytes("\ufeff---\nstatus: rejected\n---\n# Title\n".encode())
     record = load_file(adr, tmp_path).records[0]
     assert (record.title, record.status) == ("Title", "rejected")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        pytest.param("impossible.yaml", "title: t\ndate: 2026-02-30\n", id="yaml-impossible-date"),
+        pytest.param("front.md", "---\ndate: 2026-02-30\n---\n# T\n", id="front-matter-bad-date"),
+        pytest.param(
+            "huge.json",
+            '{"title": "big", "confidence": ' + "9" * 5000 + "}",
+            id="json-5000-digit-number",
+        ),
+        pytest.param("deep.json", "[" * 100_000 + "]" * 100_000, id="json-too-deep"),
+        pytest.param("deep.yaml", "[" * 100_000 + "]" * 100_000, id="yaml-too-deep"),
+        pytest.param("empty.md", "  \n", id="empty-markdown"),
+    ],
+)
+def test_unrepresentable_input_is_a_parse_error_naming_the_file(
+    tmp_path: Path, name: str, content: str
+) -> None:
+    (tmp_path / name).write_text(content)
+    with pytest.raises(ParseError) as caught:
+        load_file(tmp_path / name, tmp_path)
+    assert caught.value.path == name
+
+
+def test_date_outside_utc_range_fails_only_that_record(tmp_path: Path) -> None:
+    (tmp_path / "two.yaml").write_text(
+        "- {id: a, title: ok}\n- {id: b, title: bad, date: '0001-01-01T00:00:00+01:00'}\n"
+    )
+    loaded = load_file(tmp_path / "two.yaml", tmp_path)
+    assert [r.id for r in loaded.records] == ["a"]
+    assert any("1-9999" in w for w in loaded.warnings)
+
+
+def test_many_unclosed_html_comments_parse_in_linear_time(tmp_path: Path) -> None:
+    # 400 KB of "<!--" took minutes with a lazy regex; the scan reads it once.
+    (tmp_path / "hostile.md").write_text("# Title\n" + "<!--" * 100_000)
+    assert load_file(tmp_path / "hostile.md", tmp_path).records[0].title == "Title"

@@ -79,6 +79,23 @@ def _bad_fields(params: Any) -> list[str]:
         ({"query": "x", "filters": {"status": "Decided"}}, ["filters.status[0]"]),
         ({"query": "x", "extra": 1}, ["extra"]),
         (["database migration"], ["params"]),
+        ({"query": "x", "include_reasons": True}, ["include_reasons"]),
+        ({"query": "x", "filters": {"min_confidence": 0.5}}, ["filters.min_confidence"]),
+        ({"query": "x", "filters": []}, ["filters"]),
+        (
+            {"query": "x", "filters": {"dateAfter": "0001-01-01T00:00:00+01:00"}},
+            ["filters.dateAfter"],
+        ),
+        (
+            {"query": "x", "filters": {"dateBefore": "9999-12-31T23:59:59-01:00"}},
+            ["filters.dateBefore"],
+        ),
+        ({"query": "x", "filters": {"dateAfter": "\uff12\uff10\uff12\uff16-01-01"}}, ["filters.dateAfter"]),
+        (
+            {"query": "x", "filters": {"dateAfter": "2026-01-01T00:00:00+01:60"}},
+            ["filters.dateAfter"],
+        ),
+        ({"query": "x", "filters": {"stakes": ["low"] * 17}}, ["filters.stakes"]),
         ({"limit": 0, "includeReasons": "no"}, ["query", "limit", "includeReasons"]),
     ],
     ids=[
@@ -120,6 +137,14 @@ def _bad_fields(params: Any) -> list[str]:
         "params-unknown-key",
         "params-positional",
         "every-bad-field-listed",
+        "snake-case-param",
+        "snake-case-filter",
+        "filters-array",
+        "date-before-year-1-in-utc",
+        "date-after-year-9999-in-utc",
+        "fullwidth-digits",
+        "offset-minute-60",
+        "stakes-list-too-long",
     ],
 )
 def test_invalid_params_name_every_bad_field(params: Any, fields: list[str]) -> None:
@@ -153,3 +178,18 @@ def test_query_of_2000_code_points_is_accepted() -> None:
 )
 def test_valid_filters_are_accepted(filters: dict[str, Any]) -> None:
     assert _validate({"query": "x", "filters": filters}).filters is not None
+
+
+def test_error_list_is_capped_with_a_count_of_the_rest() -> None:
+    params = {"query": "x", "filters": {f"k{i}": 1 for i in range(500)}}
+    with pytest.raises(InvalidParams) as caught:
+        _validate(params)
+    errors = caught.value.errors
+    assert len(errors) == 51
+    assert errors[-1].field == "params" and "450" in errors[-1].reason
+
+
+def test_non_object_filters_reason_names_no_internal_class() -> None:
+    with pytest.raises(InvalidParams) as caught:
+        _validate({"query": "x", "filters": ["a"]})
+    assert "QueryFilters" not in caught.value.errors[0].reason

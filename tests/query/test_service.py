@@ -123,10 +123,10 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
 async def test_reasons_absent_unless_asked_and_empty_list_when_none(
     service: QueryService,
 ) -> None:
-    plain = await service.query_decisions(QueryDecisionsParams(query="export"))
+    plain = await service.query_decisions(QueryDecisionsParams.model_validate({"query": "export"}))
     assert all("reasons" not in d.to_wire() for d in plain.decisions)
     asked = await service.query_decisions(
-        QueryDecisionsParams(query="export", include_reasons=True)
+        QueryDecisionsParams.model_validate({"query": "export", "includeReasons": True})
     )
     reasons = {d.id: d.reasons for d in asked.decisions}
     assert reasons["d05"] == [] and reasons["d04"] == ["constraint"]
@@ -158,5 +158,7 @@ async def test_empty_store_answers_no_decisions(
     store: ChromaDecisionStore, embedder: Embedder
 ) -> None:
     service = QueryService(AsyncStore(store, 10), embedder, agent_id="a")
-    result = await service.query_decisions(QueryDecisionsParams(query="anything"))
+    result = await service.query_decisions(
+        QueryDecisionsParams.model_validate({"query": "anything"})
+    )
     assert (result.decisions, result.total) == ([], 0)

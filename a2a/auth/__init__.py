@@ -1,0 +1,1 @@
+"""Bearer-token authentication: which agent is calling (CONTRACT.md section Transport)."""

@@ -1,0 +1,70 @@
+"""The bearer-token gate in front of POST /cstp: 401 before any body is read."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from a2a.auth.tokens import TokenTable
+from a2a.errors import Unauthorized
+from a2a.rpc import protocol
+from a2a.rpc.errors import to_error_object
+
+#: Paths served without a token (CONTRACT.md section Transport); every other path needs one.
+OPEN_PATHS = frozenset(
+    {"/health", "/ready", "/.well-known/agent-card.json", "/.well-known/agent.json"}
+)
+
+
+class BearerAuth:
+    """ASGI middleware: a request must carry `Authorization: Bearer <token>` of a known agent.
+
+    On success the agent id is put in `scope["state"]["agent"]` (Starlette's
+    `request.state.agent`). A missing, malformed (`Basic ...`, `Bearer ` with nothing) or
+    unknown token gets HTTP 401 with `WWW-Authenticate: Bearer` and the JSON-RPC error
+    object -32001 with `id: null` (CONTRACT.md sections Transport and Errors specific to
+    CSTP). The check runs before the body is read, so an unauthenticated client never gets
+    a 413 or a parse error, and its body is never buffered.
+    """
+
+    def __init__(
+        self, app: ASGIApp, tokens: TokenTable, open_paths: Collection[str] = OPEN_PATHS
+    ) -> None:
+        self.app = app
+        self._tokens = tokens
+        self._open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self._open_paths:
+            await self.app(scope, receive, send)
+            return
+        agent = self._tokens.agent_for(bearer_token(scope["headers"]))
+        if agent is None:
+            await _unauthorized()(scope, receive, send)
+            return
+        scope.setdefault("state", {})["agent"] = agent
+        await self.app(scope, receive, send)
+
+
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The token of the one `Authorization: Bearer <token>` header, else None.
+
+    The scheme is case-insensitive (RFC 7235 section 2.1); two Authorization headers, another
+    scheme, an empty token or one with spaces inside all give None.
+    """
+    values = [value for name, value in headers if name.lower() == b"authorization"]
+    if len(values) != 1:
+        return None
+    scheme, _, token = values[0].decode("latin-1").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or any(c.isspace() for c in token):
+        return None
+    return token
+
+
+def _unauthorized() -> JSONResponse:
+    wire = to_error_object(Unauthorized())
+    body = protocol.failure(None, wire.code, wire.message, wire.data)
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
