@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as PydanticSettingsError
 
 from a2a.auth.tokens import parse_env_tokens, read_token_file
 from a2a.embeddings import DEFAULT_MODEL, MODELS
@@ -155,3 +156,10 @@ def load_settings(**overrides: Any) -> Settings:
             name = ".".join(str(part) for part in error["loc"]) or "settings"
             problems.append(f"CSTP_{name.upper()} ({name}): {error['msg']}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+    except PydanticSettingsError as exc:
+        # A list or mapping variable that is not JSON, e.g. CSTP_INDEX_ON_START=examples.
+        field = str(exc).partition('field "')[2].partition('"')[0] or "settings"
+        raise SettingsError(
+            f"invalid settings: CSTP_{field.upper()} ({field}): not valid JSON "
+            f"(lists and mappings are written as JSON, e.g. '[\"examples/decisions\"]')"
+        ) from None

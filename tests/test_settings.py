@@ -68,3 +68,9 @@ def test_missing_named_config_file_is_refused(monkeypatch: pytest.MonkeyPatch) -
 def test_empty_chroma_url_means_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CSTP_CHROMA_URL", "")
     assert load_settings().chroma_url is None
+
+
+def test_list_setting_that_is_not_json_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CSTP_INDEX_ON_START", "examples/decisions")
+    with pytest.raises(SettingsError, match="CSTP_INDEX_ON_START"):
+        load_settings()

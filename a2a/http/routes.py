@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from a2a.http.agent_card import agent_card
@@ -27,6 +27,9 @@ async def rpc(request: Request) -> Response:
     max_bytes = state.settings.max_body_bytes
     try:
         body = await read_capped_body(request, max_bytes)
+    except ClientDisconnect:
+        # The client went away mid-body: nobody to answer, nothing worth a traceback.
+        return Response(status_code=400)
     except BodyTooLarge:
         error = protocol.failure(
             None, protocol.INVALID_REQUEST, "Request body too large", {"maxBytes": max_bytes}
@@ -53,7 +56,7 @@ async def ready(request: Request) -> Response:
         await store.check()
     except (StoreUnavailable, EmbeddingModelMismatch) as exc:
         return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
-    return JSONResponse({"status": "ready", "store": store.sync.location})
+    return JSONResponse({"status": "ready"})
 
 
 async def card(request: Request) -> Response:

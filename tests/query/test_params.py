@@ -90,7 +90,10 @@ def _bad_fields(params: Any) -> list[str]:
             {"query": "x", "filters": {"dateBefore": "9999-12-31T23:59:59-01:00"}},
             ["filters.dateBefore"],
         ),
-        ({"query": "x", "filters": {"dateAfter": "\uff12\uff10\uff12\uff16-01-01"}}, ["filters.dateAfter"]),
+        (
+            {"query": "x", "filters": {"dateAfter": "\uff12\uff10\uff12\uff16-01-01"}},
+            ["filters.dateAfter"],
+        ),
         (
             {"query": "x", "filters": {"dateAfter": "2026-01-01T00:00:00+01:60"}},
             ["filters.dateAfter"],
