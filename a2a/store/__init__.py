@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
-from a2a.store.chroma import ChromaDecisionStore, Hit
+from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 from a2a.store.lock import EmbeddedStoreLock
 
@@ -29,5 +29,6 @@ __all__ = [
     "Hit",
     "StoreLocked",
     "StoreUnavailable",
+    "StoredRecord",
     "open_store",
 ]

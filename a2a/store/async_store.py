@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from a2a.store.chroma import ChromaDecisionStore, Hit
+from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
 from a2a.store.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -31,6 +31,20 @@ class AsyncStore:
     ) -> list[Hit]:
         """See ChromaDecisionStore.query."""
         return await self._run(lambda: self.sync.query(embedding, where, n_results))
+
+    async def get(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        documents: bool = False,
+    ) -> list[StoredRecord]:
+        """See ChromaDecisionStore.get."""
+        return await self._run(lambda: self.sync.get(ids=ids, where=where, documents=documents))
+
+    async def revision(self) -> str | None:
+        """See ChromaDecisionStore.revision."""
+        return await self._run(self.sync.revision)
 
     async def count(self) -> int:
         """See ChromaDecisionStore.count."""

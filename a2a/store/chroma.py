@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,17 @@ log = logging.getLogger(__name__)
 
 #: Collection metadata key naming the embedding model that built the vectors.
 MODEL_KEY = "embedding_model"
+#: Collection metadata key that changes on every write, from whichever process wrote.
+REVISION_KEY = "revision"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A stored record: id, its Chroma metadata, and its embedded text when asked for."""
+
+    id: str
+    metadata: dict[str, Any]
+    document: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +129,49 @@ class ChromaDecisionStore:
         self._guarded(client.heartbeat)
         self._guarded(self._get_collection, create=False)
 
+    def get(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        documents: bool = False,
+    ) -> list[StoredRecord]:
+        """Stored records by `ids` and/or `where` (every record when both are None), by id.
+
+        `documents=True` also returns each record's embedded text. [] for an empty store.
+        """
+        collection = self._guarded(self._get_collection, create=False)
+        if collection is None or (ids is not None and not ids):
+            return []
+        include = ["metadatas", "documents"] if documents else ["metadatas"]
+        result = self._guarded(
+            collection.get, ids=None if ids is None else list(ids), where=where, include=include
+        )
+        texts = result.get("documents") or [None] * len(result["ids"])
+        rows = [
+            StoredRecord(id=i, metadata=dict(m or {}), document=d)
+            for i, m, d in zip(result["ids"], result["metadatas"], texts, strict=True)
+        ]
+        return sorted(rows, key=lambda row: row.id)
+
+    def revision(self) -> str | None:
+        """The collection's change marker: a new value after every write by any process.
+
+        Read fresh from Chroma on each call (it is cheap), so caches built over the store
+        (the keyword index) notice writes made by `cstp index` in another process.
+        None when the collection does not exist yet.
+        """
+        client = self._guarded(self._get_client)
+        try:
+            collection = self._guarded(
+                client.get_collection, self.collection_name, embedding_function=None
+            )
+        except StoreUnavailable as exc:
+            if isinstance(exc.__cause__, NotFoundError):
+                return None
+            raise
+        return str((collection.metadata or {}).get(REVISION_KEY, ""))
+
     # -- writes ------------------------------------------------------------------------
 
     def upsert(
@@ -136,6 +191,10 @@ class ChromaDecisionStore:
             embeddings=[list(e) for e in embeddings],
             metadatas=metadatas,
             documents=list(documents),
+        )
+        self._guarded(
+            collection.modify,
+            metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: uuid.uuid4().hex},
         )
 
     def close(self) -> None:

@@ -62,3 +62,25 @@ def test_record_without_optional_fields_round_trips(
     (hit,) = store.query(embedder.embed_query("bare"), None, 5)
     assert hit.id == "bare" and hit.metadata["title"] == "Bare"
     assert set(hit.metadata) == {"title", "content_hash"}
+
+
+def test_get_returns_records_by_id_or_where_sorted_by_id(
+    store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    assert store.get() == [] and store.revision() is None
+    index_records(store, embedder, SAMPLE)
+    assert [r.id for r in store.get(where={"stakes": {"$in": ["low"]}})] == ["d03", "d05"]
+    (row,) = store.get(ids=["d04"], documents=True)
+    assert row.metadata["category"] == "security"
+    assert row.document is not None and row.document.startswith("Encrypt customer exports")
+    assert [r.id for r in store.get()] == sorted(r.id for r in SAMPLE)
+
+
+def test_every_write_changes_the_revision(store: ChromaDecisionStore, embedder: Embedder) -> None:
+    index_records(store, embedder, SAMPLE[:2])
+    first = store.revision()
+    index_records(store, embedder, SAMPLE[2:3])
+    second = store.revision()
+    assert first and second and first != second
+    index_records(store, embedder, SAMPLE[:3])  # nothing changed: nothing written
+    assert store.revision() == second
