@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,8 +13,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from a2a.auth.tokens import TokenFormatError, load_token_table
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import Indexer, IndexSummary
+from a2a.observability.logs import configure_logging
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
+from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -40,7 +42,9 @@ def _open(settings: Settings, role: str) -> Runtime:
         raise typer.Exit(EXIT_STORE) from None
 
 
-def _run_index(runtime: Runtime, paths: list[Path]) -> IndexSummary:
+def _run_index(
+    runtime: Runtime, paths: list[Path], stop: StopRequest | None = None
+) -> IndexSummary:
     indexer = Indexer(runtime.store, runtime.embedder)
     summary = IndexSummary()
     records = indexer.load(paths, summary)
@@ -54,7 +58,12 @@ def _run_index(runtime: Runtime, paths: list[Path]) -> IndexSummary:
         transient=True,
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
-        indexer.write(records, summary, lambda n: progress.advance(task, n))
+        indexer.write(
+            records,
+            summary,
+            lambda n: progress.advance(task, n),
+            stop=None if stop is None else stop.is_set,
+        )
     for warning in summary.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}")
     for failure in summary.failures:
@@ -63,7 +72,17 @@ def _run_index(runtime: Runtime, paths: list[Path]) -> IndexSummary:
         f"indexed into {runtime.store.location}: {summary.new} new, {summary.updated} updated, "
         f"{summary.unchanged} unchanged, {summary.failed} failed ({summary.skipped} files skipped)"
     )
+    if summary.interrupted and stop is not None and stop.signal is not None:
+        done = summary.new + summary.updated + summary.unchanged
+        err.print(
+            f"[yellow]interrupted[/yellow] by {stop.signal.name} after {done} of {len(records)}"
+            " records; run the same command again to index the rest"
+        )
     return summary
+
+
+def _say_stopping(sig: signal.Signals) -> None:
+    err.print(f"{sig.name}: stopping once the batch being written is stored")
 
 
 @app.command()
@@ -73,14 +92,17 @@ def index(
     """Index decision records (YAML, JSON) and ADRs (Markdown) into the store."""
     settings = _settings()
     runtime = _open(settings, role="cstp index")
-    try:
-        summary = _run_index(runtime, paths)
-    except StoreUnavailable as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_STORE) from None
-    finally:
-        runtime.close()
-    raise typer.Exit(summary.exit_code)
+    # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
+    # prints what it did and exits 130/143.
+    with stop_on_signals(_say_stopping) as stop:
+        try:
+            summary = _run_index(runtime, paths, stop)
+        except StoreUnavailable as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_STORE) from None
+        finally:
+            runtime.close()
+    raise typer.Exit(stop.exit_code if summary.interrupted else summary.exit_code)
 
 
 @app.command()
@@ -108,9 +130,7 @@ def serve(
     except TokenFormatError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level, settings.log_format)
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
     if settings.workers > 1:
         # Each worker process builds its own app, settings and store from the environment.
@@ -125,6 +145,9 @@ def serve(
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
+            # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
+            log_config=None,
+            access_log=False,
         )
         return
     try:
@@ -134,17 +157,25 @@ def serve(
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
+            # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
+            log_config=None,
+            access_log=False,
         )
     finally:
         runtime.close()
 
 
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
-    if paths:
+    if not paths:
+        return
+    with stop_on_signals(_say_stopping) as stop:
         try:
-            _run_index(runtime, paths)
+            summary = _run_index(runtime, paths, stop)
         except StoreUnavailable as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
+            return
+    if summary.interrupted:
+        raise typer.Exit(stop.exit_code)
 
 
 def _check_workers(settings: Settings) -> None:
@@ -162,6 +193,107 @@ def _check_workers(settings: Settings) -> None:
     if problem:
         err.print(f"[red]error:[/red] CSTP_WORKERS={settings.workers}: {problem}")
         raise typer.Exit(EXIT_SETTINGS)
+
+
+@app.command("eval")
+def evaluate_command(
+    corpus: Annotated[Path, typer.Argument(help="Folder of decision files (e.g. ADRs).")],
+    queries: Annotated[Path, typer.Argument(help="JSONL of labelled queries.")],
+    model: Annotated[
+        str | None, typer.Option(help="Embedding model (default: CSTP_EMBEDDING_MODEL).")
+    ] = None,
+    modes: Annotated[
+        str, typer.Option(help="Comma-separated retrieval modes.")
+    ] = "semantic,keyword,hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES."""
+    import asyncio
+    import json
+    import tempfile
+    import time
+
+    from a2a.evaluation import MODES, evaluate, format_table, load_queries
+    from a2a.http.app import hybrid_config
+    from a2a.query.service import QueryService
+    from a2a.store import AsyncStore
+
+    chosen = [m.strip() for m in modes.split(",") if m.strip()]
+    if unknown := set(chosen) - set(MODES):
+        err.print(f"[red]error:[/red] unknown modes {sorted(unknown)}; choose from {MODES}")
+        raise typer.Exit(EXIT_SETTINGS)
+    try:
+        labelled = load_queries(queries)
+    except (OSError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_SETTINGS) from None
+    with tempfile.TemporaryDirectory(prefix="cstp-eval-") as folder:
+        overrides: dict[str, Any] = {"data_dir": folder, "chroma_url": "", "collection": "eval"}
+        settings = _settings(**overrides, embedding_model=model)
+        runtime = _open(settings, role="cstp eval")
+        try:
+            started = time.perf_counter()
+            summary = _run_index(runtime, [corpus])
+            index_seconds = time.perf_counter() - started
+            store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
+            service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))
+            reports = asyncio.run(evaluate(service, labelled, chosen))
+        finally:
+            runtime.close()
+    records = summary.new + summary.updated + summary.unchanged
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "model": settings.embedding_model,
+                    "records": records,
+                    "queries": len(labelled),
+                    "index_seconds": round(index_seconds, 1),
+                    "modes": [r.as_dict() for r in reports],
+                },
+                indent=2,
+            )
+        )
+        return
+    print(
+        f"model {settings.embedding_model}: {records} records indexed in "
+        f"{index_seconds:.1f} s; {len(labelled)} queries"
+    )
+    print(format_table(reports))
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
+    category: Annotated[str | None, typer.Option(help="Exact category filter.")] = None,
+    status: Annotated[
+        list[str] | None, typer.Option(help="Status filter; repeat for several.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Most decisions returned (1..50).")] = None,
+    url: Annotated[
+        str, typer.Option(envvar="CSTP_URL", help="The service's base URL.")
+    ] = "http://127.0.0.1:8000",
+    token: Annotated[
+        str | None, typer.Option(envvar="CSTP_TOKEN", help="Bearer token of the calling agent.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON result.")] = False,
+) -> None:
+    """Ask a running service for decisions (cstp.queryDecisions) and print them."""
+    from a2a.client.command import run_query
+
+    out = Console(highlight=False, soft_wrap=as_json)
+    code = run_query(
+        text,
+        url=url,
+        token=token,
+        category=category,
+        status=status,
+        limit=limit,
+        as_json=as_json,
+        out=out,
+        err=err,
+    )
+    raise typer.Exit(code)
 
 
 def main() -> None:

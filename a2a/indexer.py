@@ -26,6 +26,8 @@ class IndexSummary:
     updated: int = 0
     unchanged: int = 0
     skipped: int = 0
+    #: True when a stop request (SIGINT/SIGTERM) ended the run between two batches.
+    interrupted: bool = False
     failures: list[ParseError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -81,9 +83,17 @@ class Indexer:
         records: Sequence[DecisionRecord],
         summary: IndexSummary,
         progress: Callable[[int], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
-        """Embed and upsert new and changed records in batches; `progress(n)` after each."""
+        """Embed and upsert new and changed records in batches; `progress(n)` after each.
+
+        `stop()` is asked before each batch: when true, the run ends there with
+        `summary.interrupted` set, so a batch is either written whole or not started.
+        """
         for start in range(0, len(records), BATCH_SIZE):
+            if stop is not None and stop():
+                summary.interrupted = True
+                return
             batch = records[start : start + BATCH_SIZE]
             stored = self._store.content_hashes([r.id for r in batch])
             changed = [r for r in batch if stored.get(r.id) != r.content_hash()]

@@ -7,12 +7,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from a2a import __version__
+from a2a.docs.method import search_docs_method
+from a2a.docs.service import DocsSearchService
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
 from a2a.query.service import QueryService
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
-from a2a.rpc.openrpc import openrpc_document
+from a2a.rpc.openrpc import OPENRPC_RESULT_SCHEMA, openrpc_document
+from a2a.similarity.params import FindSimilarDecisionsParams
+from a2a.similarity.results import FindSimilarDecisionsResult
+from a2a.similarity.service import SimilarityService
 
 
 class NoParams(BaseModel):
@@ -21,8 +26,16 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-def build_methods(service: QueryService) -> dict[str, Method]:
-    """name -> Method for every method the service answers, `rpc.discover` included."""
+def build_methods(
+    service: QueryService,
+    similar: SimilarityService | None = None,
+    docs: DocsSearchService | None = None,
+) -> dict[str, Method]:
+    """name -> Method for every method the services answer, `rpc.discover` included.
+
+    cstp.findSimilarDecisions is served only when `similar` is given, cstp.searchDocs only
+    when `docs` is.
+    """
 
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
         return (await service.query_decisions(params)).to_wire()
@@ -40,8 +53,16 @@ def build_methods(service: QueryService) -> dict[str, Method]:
                 protocol.RATE_LIMITED,
                 protocol.STORE_UNAVAILABLE,
             ),
+            examples=(
+                {"query": "database migration strategy", "limit": 5},
+                {"query": "message broker", "filters": {"status": ["decided", "reviewed"]}},
+            ),
         ),
     }
+    if similar is not None:
+        methods["cstp.findSimilarDecisions"] = find_similar_decisions_method(similar)
+    if docs is not None:
+        methods["cstp.searchDocs"] = search_docs_method(docs)
 
     async def discover(params: NoParams, ctx: CallContext) -> dict[str, Any]:
         return openrpc_document(methods, __version__)
@@ -51,5 +72,35 @@ def build_methods(service: QueryService) -> dict[str, Method]:
         params_model=NoParams,
         handler=discover,
         summary="The OpenRPC document of this service.",
+        result_schema=OPENRPC_RESULT_SCHEMA,
+        errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
+        examples=({},),
     )
     return methods
+
+
+def find_similar_decisions_method(similar: SimilarityService) -> Method:
+    """cstp.findSimilarDecisions: prior decisions ranked by structure (tags, category, stakes)."""
+
+    async def find_similar_decisions(
+        params: FindSimilarDecisionsParams, ctx: CallContext
+    ) -> dict[str, Any]:
+        return (await similar.find_similar_decisions(params)).to_wire()
+
+    return Method(
+        name="cstp.findSimilarDecisions",
+        params_model=FindSimilarDecisionsParams,
+        handler=find_similar_decisions,
+        summary="Prior decisions structurally like a proposal or a stored decision.",
+        result_schema=FindSimilarDecisionsResult.model_json_schema(by_alias=True),
+        errors=(
+            protocol.INVALID_PARAMS,
+            protocol.UNAUTHORIZED,
+            protocol.RATE_LIMITED,
+            protocol.STORE_UNAVAILABLE,
+        ),
+        examples=(
+            {"proposal": {"tags": ["postgres", "migration"], "category": "architecture"}},
+            {"decisionId": "adr-0042", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
+        ),
+    )

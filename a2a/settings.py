@@ -32,6 +32,7 @@ from a2a.limits.config import (
     check_storage_uri,
     method_limits_before,
 )
+from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
 
 #: Where the settings file is looked for unless CSTP_CONFIG names another.
 DEFAULT_CONFIG_FILE = Path("config/cstp.yaml")
@@ -96,6 +97,14 @@ class Settings(BaseSettings):
     max_batch_size: int = Field(default=50, ge=1)
     max_json_depth: int = Field(default=64, ge=2)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Observability (README section Deploy): log lines as JSON or text; /metrics open or not.
+    log_format: Literal["json", "text"] = "text"
+    metrics_open: bool = True
+    # Hybrid retrieval: reciprocal rank fusion of the semantic and keyword rankings.
+    hybrid_rrf_k: int = Field(default=60, ge=1)
+    hybrid_semantic_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    hybrid_keyword_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    hybrid_candidates: int = Field(default=100, ge=1, le=10_000)
     # Auth and rate limits (README section Agents, tokens and rate limits).
     auth_tokens: AuthTokens = None
     auth_tokens_file: TokenFile = None
@@ -104,6 +113,10 @@ class Settings(BaseSettings):
     rate_limit_storage: StorageUri = "memory://"
     rate_limit_fail_closed: bool = False
     workers: int = Field(default=1, ge=1)
+    # cstp.searchDocs: the YAML catalog of Markdown docs it searches (README, Other doors).
+    docs_catalog: Path = Path("config/docs-catalog.yaml")
+    # cstp.findSimilarDecisions score weights; JSON in the environment, summing to 1.
+    similarity_weights: SimilarityWeights = DEFAULT_WEIGHTS
 
     @field_validator("embedding_model")
     @classmethod

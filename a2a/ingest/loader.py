@@ -10,6 +10,7 @@ from typing import Final
 
 from a2a.ingest.errors import ParseError
 from a2a.ingest.markdown_adr import parse_adr
+from a2a.ingest.precedents import load_precedent_index, owned_traces, precedent_table
 from a2a.ingest.structured import parse_structured
 from a2a.records import DecisionRecord
 
@@ -53,21 +54,25 @@ def _is_hidden(path: Path, root: Path) -> bool:
 
 
 def _files_under(folder: Path) -> list[tuple[Path, Path]]:
-    return [
-        (path, folder)
+    files = [
+        path
         for path in folder.rglob("*")
         if path.is_file() and _is_supported(path) and not _is_hidden(path, folder)
     ]
+    # A precedents folder: its INDEX.md reads the trace files, so they are not ADRs too.
+    traces = owned_traces(files)
+    return [(path, folder) for path in files if path not in traces]
 
 
 def discover(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
     """Sorted, de-duplicated `(file, root)` pairs for every supported file in `paths`.
 
     A folder is searched recursively and is the root of its files; hidden files and folders
-    (name starting with ".") inside it are skipped. A file given directly has its parent as
-    root. Supported: .md .markdown .yaml .yml .json (any case). Raises ParseError(path,
-    "no such file or directory") for a missing path and ParseError(path, "unsupported file
-    type ...") for a file given directly with another suffix.
+    (name starting with ".") inside it are skipped, and so are the trace files an INDEX.md
+    precedents table in it lists (INDEX.md reads them; seed 001). A file given directly has
+    its parent as root. Supported: .md .markdown .yaml .yml .json (any case). Raises
+    ParseError(path, "no such file or directory") for a missing path and ParseError(path,
+    "unsupported file type ...") for a file given directly with another suffix.
     """
     pairs: set[tuple[Path, Path]] = set()
     for path in paths:
@@ -119,7 +124,8 @@ def _read_text(path: Path, source: str) -> str:
 def load_file(path: Path, root: Path) -> LoadedFile:
     """The records in one file, with `source` = its path relative to `root`.
 
-    Markdown is read as one ADR (README/index/template files give no records and a warning
+    An INDEX.md holding a precedents table gives one record per row (`a2a.ingest.precedents`).
+    Other Markdown is read as one ADR (README/index/template files give no records and a warning
     "skipped: ..."); YAML and JSON as one record or a list. Raises ParseError(source, reason)
     when the file cannot be read or parsed.
     """
@@ -127,6 +133,10 @@ def load_file(path: Path, root: Path) -> LoadedFile:
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise ParseError(source, "unsupported file type")
+    table = precedent_table(path)
+    if table is not None:
+        records, warnings = load_precedent_index(path, table, lambda p: source_for(p, root))
+        return LoadedFile(path, source, records, warnings)
     if is_non_decision_markdown(path.name):
         reason = "skipped: README, index, meta-document or template, not a decision record"
         return LoadedFile(path, source, [], [reason])

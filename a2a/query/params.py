@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -105,13 +105,23 @@ class QueryFilters(WireModel):
         return None if self.date_before is None else parse_bound(self.date_before, "before")
 
 
+#: `semantic`: Chroma cosine distance (F002's behaviour); `keyword`: BM25; `hybrid`: both,
+#: fused by reciprocal rank fusion.
+RetrievalMode = Literal["semantic", "keyword", "hybrid"]
+
+
 class QueryDecisionsParams(WireModel):
-    """Params of cstp.queryDecisions (F002; CONTRACT.md section cstp.queryDecisions params)."""
+    """Params of cstp.queryDecisions (F002; CONTRACT.md section cstp.queryDecisions params).
+
+    `retrievalMode` and `explain` extend F002; their defaults give F002's behaviour.
+    """
 
     query: StrictStr = Field(max_length=MAX_QUERY_CHARS)
     filters: QueryFilters | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     include_reasons: StrictBool = False
+    retrieval_mode: RetrievalMode = "semantic"
+    explain: StrictBool = False
 
     @field_validator("query")
     @classmethod

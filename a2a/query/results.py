@@ -11,8 +11,10 @@ from pydantic.alias_generators import to_camel
 class DecisionSummary(BaseModel):
     """One matching decision: metadata only, never the decision's full text (F002 non-goals).
 
-    `distance` is cosine distance in [0, 2], lower is closer; `date` is RFC 3339 UTC.
-    `reasons` (reason types) is present only when the call asked for it.
+    `distance` is cosine distance in [0, 2], lower is closer (None for a keyword-only
+    match); `date` is RFC 3339 UTC. `reasons` (reason types) is present only when the call
+    asked for it; `score` (higher is better) only in keyword and hybrid modes; `explain`
+    (the score's components) only when asked for.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
@@ -25,15 +27,18 @@ class DecisionSummary(BaseModel):
     status: str | None
     outcome: str | None
     date: str | None
-    distance: float = Field(ge=0, le=2)
+    distance: float | None = Field(ge=0, le=2)
     source: str | None
     reasons: list[str] | None = None
+    score: float | None = None
+    explain: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict; `reasons` left out unless it was asked for."""
+        """JSON-ready dict; `reasons`, `score` and `explain` left out when not produced."""
         data = self.model_dump(by_alias=True)
-        if self.reasons is None:
-            del data["reasons"]
+        for optional in ("reasons", "score", "explain"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
 

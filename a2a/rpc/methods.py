@@ -32,6 +32,8 @@ class Method:
     summary: str = ""
     result_schema: dict[str, Any] = field(default_factory=dict)
     errors: tuple[int, ...] = ()
+    #: Example params objects, shown in the OpenRPC document and the Agent Card's skills.
+    examples: tuple[dict[str, Any], ...] = ()
 
     def validate(self, params: dict[str, Any] | list[Any] | None) -> BaseModel:
         """The params as `params_model`; raises InvalidParams naming every bad field."""

@@ -9,26 +9,82 @@ from a2a.rpc import protocol
 from a2a.rpc.methods import Method
 
 OPENRPC_VERSION = "1.3.2"
+#: The result schema of rpc.discover: an OpenRPC document (https://spec.open-rpc.org).
+OPENRPC_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["openrpc", "info", "methods"],
+    "properties": {
+        "openrpc": {"type": "string"},
+        "info": {"type": "object"},
+        "servers": {"type": "array"},
+        "methods": {"type": "array", "items": {"type": "object"}},
+    },
+}
 
-_ERRORS = {
-    protocol.INVALID_PARAMS: "Invalid params",
-    protocol.UNAUTHORIZED: "Unauthorized",
-    protocol.RATE_LIMITED: "Rate limited",
-    protocol.STORE_UNAVAILABLE: "ChromaDB unavailable",
+#: Every error code a method can list, with its message and what its `data` holds
+#: (JSON-RPC 2.0 section 5.1; CONTRACT.md section Errors specific to CSTP).
+ERRORS: dict[int, tuple[str, dict[str, Any] | None]] = {
+    protocol.INVALID_PARAMS: (
+        "Invalid params",
+        {
+            "type": "object",
+            "properties": {
+                "errors": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"field": {"type": "string"}, "reason": {"type": "string"}},
+                        "required": ["field", "reason"],
+                    },
+                }
+            },
+        },
+    ),
+    protocol.UNAUTHORIZED: ("Unauthorized", None),
+    protocol.RATE_LIMITED: (
+        "Rate limited",
+        {
+            "type": "object",
+            "properties": {"retryAfter": {"type": "integer", "minimum": 1}},
+            "required": ["retryAfter"],
+        },
+    ),
+    protocol.STORE_UNAVAILABLE: (
+        "ChromaDB unavailable",
+        {
+            "type": "object",
+            "properties": {"retryable": {"type": "boolean"}},
+            "required": ["retryable"],
+        },
+    ),
+    protocol.INTERNAL_ERROR: ("Internal error", None),
 }
 
 
 def openrpc_document(methods: Mapping[str, Method], version: str) -> dict[str, Any]:
-    """OpenRPC 1.3 document describing every method in `methods`, params by name."""
+    """OpenRPC 1.3 document describing every method in `methods`, `rpc.discover` included.
+
+    Params by name, each with its JSON Schema inlined from the params model; the result
+    schema inlined from the result model's schema; errors with code, message and `data`
+    schema. Raises KeyError when a method lists an error code without an ERRORS entry.
+    """
     return {
         "openrpc": OPENRPC_VERSION,
-        "info": {"title": "cstp decision memory", "version": version},
+        "info": {
+            "title": "cstp decision memory",
+            "version": version,
+            "description": (
+                "JSON-RPC 2.0 over HTTP POST /cstp. Besides the errors each method lists, any"
+                " call may get -32600, -32601 or -32603 (JSON-RPC 2.0 section 5.1)."
+            ),
+        },
         "servers": [{"name": "cstp", "url": "/cstp"}],
-        "methods": [_describe(m) for m in methods.values() if not m.name.startswith("rpc.")],
+        "methods": [describe(m) for m in methods.values()],
     }
 
 
-def _describe(method: Method) -> dict[str, Any]:
+def describe(method: Method) -> dict[str, Any]:
+    """The OpenRPC Method Object of one method."""
     schema = method.params_model.model_json_schema(by_alias=True)
     required = set(schema.get("required", []))
     definitions = schema.get("$defs", {})
@@ -40,14 +96,38 @@ def _describe(method: Method) -> dict[str, Any]:
         }
         for name, definition in schema.get("properties", {}).items()
     ]
-    return {
+    result_schema = method.result_schema or {}
+    described: dict[str, Any] = {
         "name": method.name,
         "summary": method.summary,
         "paramStructure": "by-name",
         "params": params,
-        "result": {"name": "result", "schema": method.result_schema or {}},
-        "errors": [{"code": code, "message": _ERRORS[code]} for code in method.errors],
+        "result": {
+            "name": "result",
+            "schema": _inline(
+                {k: v for k, v in result_schema.items() if k != "$defs"},
+                result_schema.get("$defs", {}),
+            ),
+        },
+        "errors": [_error(code) for code in method.errors],
     }
+    if method.examples:
+        described["examples"] = [
+            {
+                "name": f"example {n}",
+                "params": [{"name": k, "value": v} for k, v in example.items()],
+            }
+            for n, example in enumerate(method.examples, start=1)
+        ]
+    return described
+
+
+def _error(code: int) -> dict[str, Any]:
+    message, data = ERRORS[code]
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return error
 
 
 def _inline(schema: Any, definitions: Mapping[str, Any]) -> Any:

@@ -19,12 +19,20 @@ class AsyncStore:
 
     A call that outlives `timeout_seconds` raises StoreUnavailable; its thread is
     abandoned (Chroma calls cannot be interrupted) and counted against `max_threads`.
+    `on_error(kind)`, when given, hears of every failed call: kind `timeout` or `failure`.
     """
 
-    def __init__(self, store: ChromaDecisionStore, timeout_seconds: float, max_threads: int = 8):
+    def __init__(
+        self,
+        store: ChromaDecisionStore,
+        timeout_seconds: float,
+        max_threads: int = 8,
+        on_error: Callable[[str], None] | None = None,
+    ):
         self.sync = store
         self._timeout = timeout_seconds
         self._limiter = anyio.CapacityLimiter(max_threads)
+        self._on_error = on_error or (lambda kind: None)
 
     async def query(
         self, embedding: Sequence[float], where: dict[str, Any] | None, n_results: int
@@ -38,9 +46,12 @@ class AsyncStore:
         ids: Sequence[str] | None = None,
         where: dict[str, Any] | None = None,
         documents: bool = False,
+        metadata: bool = True,
     ) -> list[StoredRecord]:
         """See ChromaDecisionStore.get."""
-        return await self._run(lambda: self.sync.get(ids=ids, where=where, documents=documents))
+        return await self._run(
+            lambda: self.sync.get(ids=ids, where=where, documents=documents, metadata=metadata)
+        )
 
     async def revision(self) -> str | None:
         """See ChromaDecisionStore.revision."""
@@ -60,8 +71,13 @@ class AsyncStore:
 
     async def _run(self, call: Callable[[], T]) -> T:
         with anyio.move_on_after(self._timeout) as scope:
-            return await anyio.to_thread.run_sync(
-                call, limiter=self._limiter, abandon_on_cancel=True
-            )
+            try:
+                return await anyio.to_thread.run_sync(
+                    call, limiter=self._limiter, abandon_on_cancel=True
+                )
+            except StoreUnavailable:
+                self._on_error("failure")
+                raise
         assert scope.cancelled_caught
+        self._on_error("timeout")
         raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")

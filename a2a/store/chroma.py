@@ -135,22 +135,27 @@ class ChromaDecisionStore:
         ids: Sequence[str] | None = None,
         where: dict[str, Any] | None = None,
         documents: bool = False,
+        metadata: bool = True,
     ) -> list[StoredRecord]:
         """Stored records by `ids` and/or `where` (every record when both are None), by id.
 
-        `documents=True` also returns each record's embedded text. [] for an empty store.
+        `documents=True` also returns each record's embedded text; `metadata=False` leaves
+        metadata out (`{}`), which is much cheaper when only ids are needed.
+        [] for an empty store.
         """
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or (ids is not None and not ids):
             return []
-        include = ["metadatas", "documents"] if documents else ["metadatas"]
+        include = (["metadatas"] if metadata else []) + (["documents"] if documents else [])
         result = self._guarded(
             collection.get, ids=None if ids is None else list(ids), where=where, include=include
         )
-        texts = result.get("documents") or [None] * len(result["ids"])
+        count = len(result["ids"])
+        texts = result.get("documents") or [None] * count
+        metadatas = result.get("metadatas") or [None] * count
         rows = [
             StoredRecord(id=i, metadata=dict(m or {}), document=d)
-            for i, m, d in zip(result["ids"], result["metadatas"], texts, strict=True)
+            for i, m, d in zip(result["ids"], metadatas, texts, strict=True)
         ]
         return sorted(rows, key=lambda row: row.id)
 

@@ -256,7 +256,14 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
     assert result["openrpc"].startswith("1.")
     (method,) = [m for m in result["methods"] if m["name"] == "cstp.queryDecisions"]
     params = {p["name"]: p["required"] for p in method["params"]}
-    assert params == {"query": True, "filters": False, "limit": False, "includeReasons": False}
+    assert params == {
+        "query": True,
+        "filters": False,
+        "limit": False,
+        "includeReasons": False,
+        "retrievalMode": False,
+        "explain": False,
+    }
     assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003}
 
 
@@ -276,4 +283,5 @@ async def test_health_ready_and_agent_card(client: httpx.AsyncClient) -> None:
     for path in ("/.well-known/agent-card.json", "/.well-known/agent.json"):
         card = (await client.get(path)).json()
         assert card["url"] == "http://cstp.test/cstp"
-        assert [s["id"] for s in card["skills"]] == ["cstp.queryDecisions"]
+        skills = {s["id"] for s in card["skills"]}
+        assert {"cstp.queryDecisions", "cstp.searchDocs", "rpc.discover"} <= skills

@@ -13,7 +13,7 @@ from a2a.embeddings import Embedder
 from a2a.settings import load_settings
 from a2a.store import open_store
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call
-from tests.servers import free_port, start_chroma, stop
+from tests.servers import cstp, free_port, start_chroma, stop
 
 QUERY = rpc_call("cstp.queryDecisions", {"query": "database migration", "limit": 3})
 
@@ -111,3 +111,23 @@ def test_indexing_and_counting_through_the_server(
     assert (summary.new, store.count()) == (len(SAMPLE), len(SAMPLE))
     again = index_records(open_store(settings), embedder, SAMPLE)
     assert (again.new, again.updated, again.unchanged) == (0, 0, len(SAMPLE))
+
+
+@pytest.mark.slow
+async def test_keyword_search_sees_records_indexed_by_another_process(
+    tmp_path: Path, chroma_server: None, chroma_port: int, embedder: Embedder
+) -> None:
+    url = f"http://127.0.0.1:{chroma_port}"
+    settings = load_settings(data_dir=tmp_path / "unused", chroma_url=url)
+    index_records(open_store(settings), embedder, SAMPLE)
+    call = rpc_call(
+        "cstp.queryDecisions", {"query": "zeppelin airship", "retrievalMode": "keyword"}
+    )
+    async with app_client(settings, embedder) as client:
+        before = (await client.post("/cstp", json=call)).json()["result"]["decisions"]
+        assert before == []
+        (tmp_path / "new.yaml").write_text("id: zz1\ntitle: Ship freight by zeppelin airship\n")
+        indexed = cstp("index", str(tmp_path / "new.yaml"), env={"CSTP_CHROMA_URL": url})
+        assert indexed.returncode == 0, indexed.stderr
+        after = (await client.post("/cstp", json=call)).json()["result"]["decisions"]
+        assert [d["id"] for d in after] == ["zz1"]

@@ -1,0 +1,160 @@
+"""CSTPClient (sync) and AsyncCSTPClient: typed calls to a cstp service over httpx."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from a2a.client.errors import TransportError
+from a2a.client.wire import DEFAULT_URL, RequestIds, endpoint, headers, read_result, request_body
+from a2a.docs.models import SearchDocsResult
+from a2a.query.results import QueryDecisionsResult
+
+#: Seconds to wait for the service (connect, read, write) unless told otherwise.
+DEFAULT_TIMEOUT = 30.0
+
+
+def _query_params(
+    query: str, filters: dict[str, Any] | None, limit: int | None, include_reasons: bool | None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"query": query}
+    if filters:
+        params["filters"] = filters
+    if limit is not None:
+        params["limit"] = limit
+    if include_reasons is not None:
+        params["includeReasons"] = include_reasons
+    return params
+
+
+class CSTPClient:
+    """A blocking client. Every call raises the CSTPError subclass of the code it got.
+
+    `url` is the service's base URL (`/cstp` is added when missing); `token` is sent as
+    `Authorization: Bearer <token>`. Use as a context manager, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._url = endpoint(url)
+        self._http = httpx.Client(headers=headers(token), timeout=timeout, transport=transport)
+        self._ids = RequestIds()
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The raw `result` of one call of `method` with params by name."""
+        body = request_body(method, params, self._ids.next())
+        try:
+            response = self._http.post(self._url, json=body)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{self._url}: {type(exc).__name__}: {exc}") from None
+        return read_result(response)
+
+    def query_decisions(
+        self,
+        query: str,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+        include_reasons: bool | None = None,
+    ) -> QueryDecisionsResult:
+        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`)."""
+        params = _query_params(query, filters, limit, include_reasons)
+        return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
+
+    def search_docs(self, query: str, max_sections: int | None = None) -> SearchDocsResult:
+        """cstp.searchDocs: ranked sections of the operator guide (seed 003)."""
+        params: dict[str, Any] = {"query": query}
+        if max_sections is not None:
+            params["max_sections"] = max_sections
+        return SearchDocsResult.model_validate(self.call("cstp.searchDocs", params))
+
+    def discover(self) -> dict[str, Any]:
+        """rpc.discover: the OpenRPC document."""
+        document: dict[str, Any] = self.call("rpc.discover")
+        return document
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncCSTPClient:
+    """The asyncio twin of CSTPClient: the same calls, awaited."""
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._url = endpoint(url)
+        self._http = httpx.AsyncClient(headers=headers(token), timeout=timeout, transport=transport)
+        self._ids = RequestIds()
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The raw `result` of one call of `method` with params by name."""
+        body = request_body(method, params, self._ids.next())
+        try:
+            response = await self._http.post(self._url, json=body)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{self._url}: {type(exc).__name__}: {exc}") from None
+        return read_result(response)
+
+    async def query_decisions(
+        self,
+        query: str,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+        include_reasons: bool | None = None,
+    ) -> QueryDecisionsResult:
+        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`)."""
+        params = _query_params(query, filters, limit, include_reasons)
+        result = await self.call("cstp.queryDecisions", params)
+        return QueryDecisionsResult.model_validate(result)
+
+    async def search_docs(self, query: str, max_sections: int | None = None) -> SearchDocsResult:
+        """cstp.searchDocs: ranked sections of the operator guide (seed 003)."""
+        params: dict[str, Any] = {"query": query}
+        if max_sections is not None:
+            params["max_sections"] = max_sections
+        return SearchDocsResult.model_validate(await self.call("cstp.searchDocs", params))
+
+    async def discover(self) -> dict[str, Any]:
+        """rpc.discover: the OpenRPC document."""
+        document: dict[str, Any] = await self.call("rpc.discover")
+        return document
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

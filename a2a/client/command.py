@@ -1,0 +1,50 @@
+"""`cstp query`: one cstp.queryDecisions call from the shell, printed as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+
+from a2a.client.clients import CSTPClient
+from a2a.client.errors import CSTPError
+from a2a.client.table import decisions_table
+
+#: Exit codes: 0 answered, 1 the service returned an error or could not be reached.
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def run_query(
+    query: str,
+    *,
+    url: str,
+    token: str | None,
+    category: str | None = None,
+    status: list[str] | None = None,
+    limit: int | None = None,
+    as_json: bool = False,
+    out: Console,
+    err: Console,
+) -> int:
+    """Ask the service at `url`; print the decisions on `out`, an error on `err`.
+
+    Returns the exit code. With `as_json` the JSON-RPC result is printed as sent.
+    """
+    filters: dict[str, Any] = {}
+    if category:
+        filters["category"] = category
+    if status:
+        filters["status"] = status
+    try:
+        with CSTPClient(url, token) as client:
+            result = client.query_decisions(query, filters or None, limit)
+    except CSTPError as exc:
+        detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
+        err.print(f"[red]error {exc.code}:[/red] {exc.message}{detail}", markup=True)
+        return EXIT_ERROR
+    if as_json:
+        out.print_json(json.dumps(result.to_wire()))
+    else:
+        out.print(decisions_table(result))
+    return EXIT_OK

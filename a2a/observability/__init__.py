@@ -1,0 +1,1 @@
+"""Operating the service: Prometheus metrics, request ids, structured per-call logs."""

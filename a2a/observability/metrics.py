@@ -1,0 +1,118 @@
+"""The service's Prometheus metrics, in a registry of its own (one per app)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Iterable
+
+import anyio
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from a2a.rpc import protocol
+from a2a.rpc.dispatcher import CallOutcome
+from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
+
+#: Prometheus' text exposition format, the Content-Type of GET /metrics.
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+#: The `method` label of a call whose method is not served (or unreadable): client-chosen
+#: names must not create label values without bound.
+OTHER_METHOD = "other"
+#: Histogram buckets of /cstp request wall time, in seconds.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Metrics:
+    """Counters, histogram and gauges of one app.
+
+    A fresh CollectorRegistry per instance (not prometheus_client's global one), so several
+    apps in one process, as in the tests, never share or clash over series.
+    """
+
+    def __init__(self, served: Collection[str] = ()) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.served = frozenset(served)
+        self.calls = Counter(
+            "cstp_rpc_calls",
+            "JSON-RPC calls answered, by method and outcome code ('ok' or the error code).",
+            ["method", "code"],
+            registry=self.registry,
+        )
+        self.request_seconds = Histogram(
+            "cstp_rpc_request_seconds",
+            "Wall time of HTTP requests to /cstp, from first byte in to last byte out (seconds).",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "cstp_rpc_requests_in_flight",
+            "HTTP requests to /cstp being served right now.",
+            registry=self.registry,
+        )
+        self.rate_limited = Counter(
+            "cstp_rate_limited",
+            "Calls refused by a rate limit (-32002), by method.",
+            ["method"],
+            registry=self.registry,
+        )
+        self.store_errors = Counter(
+            "cstp_store_errors",
+            "Chroma calls that failed, by kind: 'timeout' or 'failure' (any other error).",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.decisions = Gauge(
+            "cstp_decisions",
+            "Decisions in the store, read when /metrics is scraped (-1 before the first read).",
+            registry=self.registry,
+        )
+        self.store_up = Gauge(
+            "cstp_store_up",
+            "1 when Chroma answered the last scrape's count, else 0.",
+            registry=self.registry,
+        )
+        self.decisions.set(-1)
+
+    def method_label(self, method: str | None) -> str:
+        """The `method` label: the name of a served method, else `other`."""
+        return method if method is not None and method in self.served else OTHER_METHOD
+
+    def count_calls(self, outcomes: Iterable[CallOutcome]) -> None:
+        """One increment per call in `cstp_rpc_calls_total`, and per -32002 in rate_limited."""
+        for outcome in outcomes:
+            method = self.method_label(outcome.method)
+            self.calls.labels(method, code_label(outcome.code)).inc()
+            if outcome.code == protocol.RATE_LIMITED:
+                self.rate_limited.labels(method).inc()
+
+    def store_failed(self, kind: str) -> None:
+        """Count one failed Chroma call; `kind` is `timeout` or `failure`."""
+        self.store_errors.labels(kind).inc()
+
+    async def refresh_store(
+        self, count: Callable[[], Awaitable[int]], timeout_seconds: float
+    ) -> None:
+        """Set `cstp_decisions` from `count()` and `cstp_store_up` to 1, within the timeout.
+
+        When Chroma fails, or does not answer within `timeout_seconds` (counted as a store
+        error of kind `timeout`), `cstp_store_up` is 0 and `cstp_decisions` keeps its last value,
+        so a scrape is never held up by a slow store.
+        """
+        with anyio.move_on_after(timeout_seconds) as scope:
+            try:
+                self.decisions.set(await count())
+            except (StoreUnavailable, EmbeddingModelMismatch):
+                self.store_up.set(0)
+            else:
+                self.store_up.set(1)
+        if scope.cancelled_caught:
+            self.store_up.set(0)
+            self.store_failed("timeout")
+
+    def exposition(self) -> bytes:
+        """Every series in Prometheus' text format (CONTENT_TYPE)."""
+        return generate_latest(self.registry)
+
+
+def code_label(code: int | None) -> str:
+    """`ok` for a success (None), else the JSON-RPC error code as text (`-32602`)."""
+    return "ok" if code is None else str(code)

@@ -1,0 +1,1 @@
+"""Structural similarity of decisions: cstp.findSimilarDecisions (tags, category, stakes)."""

@@ -1,0 +1,51 @@
+"""cstp.findSimilarDecisions result as sent on the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from a2a.similarity.scoring import ScoreComponents
+
+
+class SimilarDecision(BaseModel):
+    """One prior decision like the probe: metadata only, as in cstp.queryDecisions.
+
+    `score` is in [0, 1], higher is closer: the weighted sum of `scoreComponents`, each in
+    [0, 1] (tag Jaccard, category match 0/1, stakes match 0/1), all rounded to 6 places.
+    `distance` is always null (no embedding is involved); `tags` are the record's own, as
+    stored (`[]` when it has none); `date` is RFC 3339 UTC.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str
+    title: str | None
+    category: str | None
+    confidence: float | None
+    stakes: str | None
+    status: str | None
+    outcome: str | None
+    date: str | None
+    distance: None = None
+    source: str | None
+    tags: list[str]
+    score: float = Field(ge=0, le=1)
+    score_components: ScoreComponents
+
+
+class FindSimilarDecisionsResult(BaseModel):
+    """The result object: decisions (score descending, ties by id), count, time, agent id."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    decisions: list[SimilarDecision]
+    total: int
+    query_time_ms: int = Field(description="milliseconds of server wall time for the call")
+    agent: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-ready dict in the wire's camelCase."""
+        return self.model_dump(by_alias=True)

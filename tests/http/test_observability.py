@@ -1,0 +1,190 @@
+"""GET /metrics, X-Request-ID, the per-call access log and /ready, against the live app."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from a2a.embeddings import Embedder
+from a2a.settings import Settings, load_settings
+from a2a.store import ChromaDecisionStore
+from tests.conftest import SAMPLE, app_client, index_records, rpc_call
+
+TOKENS = "alice:alice-token-1"
+ALICE = {"authorization": "Bearer alice-token-1"}
+QUERY = rpc_call("cstp.queryDecisions", {"query": "database migration", "limit": 2})
+HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def app_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", agent_id="test-agent", **overrides)
+
+
+async def scrape(client: httpx.AsyncClient, **kwargs: Any) -> dict[tuple[str, str], float]:
+    """GET /metrics as (name, labels as `k=v,...` sorted) -> value."""
+    response = await client.get("/metrics", **kwargs)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=")
+    return {
+        (s.name, ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    }
+
+
+async def test_metrics_need_no_token_and_count_calls_by_method_and_code(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = app_settings(tmp_path, auth_tokens=TOKENS)
+    index_records(store_for(settings, embedder), embedder, SAMPLE)
+    batch = [
+        QUERY,
+        rpc_call("cstp.queryDecisions", {"query": ""}, id=2),
+        rpc_call("cstp.noSuchMethod", id=3),
+        {"jsonrpc": "2.0", "method": "rpc.discover"},
+    ]
+    async with app_client(settings, embedder) as client:
+        assert (await client.post("/cstp", json=batch, headers=ALICE)).status_code == 200
+        assert (await client.post("/cstp", json=QUERY)).status_code == 401
+        got = await scrape(client)
+    assert got[("cstp_rpc_calls_total", "code=ok,method=cstp.queryDecisions")] == 1
+    assert got[("cstp_rpc_calls_total", "code=-32602,method=cstp.queryDecisions")] == 1
+    assert got[("cstp_rpc_calls_total", "code=-32601,method=other")] == 1
+    assert got[("cstp_rpc_calls_total", "code=ok,method=rpc.discover")] == 1
+    assert got[("cstp_rpc_calls_total", "code=-32001,method=other")] == 1
+    assert got[("cstp_rpc_request_seconds_count", "")] == 2
+    assert got[("cstp_rpc_requests_in_flight", "")] == 0
+    assert got[("cstp_decisions", "")] == len(SAMPLE)
+    assert got[("cstp_store_up", "")] == 1
+
+
+async def test_metrics_need_a_token_when_metrics_open_is_false(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = app_settings(tmp_path, auth_tokens=TOKENS, metrics_open=False)
+    async with app_client(settings, embedder) as client:
+        assert (await client.get("/metrics")).status_code == 401
+        assert ("cstp_store_up", "") in await scrape(client, headers=ALICE)
+
+
+async def test_rate_limited_calls_are_counted_per_method(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = app_settings(
+        tmp_path, auth_tokens=TOKENS, rate_limits="cstp.queryDecisions=2/minute"
+    )
+    async with app_client(settings, embedder) as client:
+        codes = []
+        for i in range(4):
+            body = (await client.post("/cstp", json={**QUERY, "id": i}, headers=ALICE)).json()
+            codes.append(body.get("error", {}).get("code"))
+        got = await scrape(client)
+    assert codes == [None, None, -32002, -32002]
+    assert got[("cstp_rate_limited_total", "method=cstp.queryDecisions")] == 2
+    assert got[("cstp_rpc_calls_total", "code=-32002,method=cstp.queryDecisions")] == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "headers", "content", "status"),
+    [
+        ("/cstp", "POST", ALICE, b'{"jsonrpc":"2.0","method":"rpc.discover","id":1}', 200),
+        ("/cstp", "POST", {}, b"{}", 401),
+        ("/cstp", "POST", ALICE, b"x" * 2048, 413),
+        ("/cstp", "POST", ALICE, b'{"jsonrpc":"2.0","method":"rpc.discover"}', 204),
+        ("/health", "GET", {}, b"", 200),
+        ("/metrics", "GET", {}, b"", 200),
+    ],
+    ids=["rpc", "unauthorized", "too-large", "notification", "health", "metrics"],
+)
+async def test_every_response_echoes_a_valid_request_id(
+    tmp_path: Path,
+    embedder: Embedder,
+    path: str,
+    method: str,
+    headers: dict[str, str],
+    content: bytes,
+    status: int,
+) -> None:
+    settings = app_settings(tmp_path, auth_tokens=TOKENS, max_body_bytes=1024)
+    async with app_client(settings, embedder) as client:
+        given = await client.request(
+            method, path, content=content, headers={**headers, "x-request-id": "trace-42"}
+        )
+        made = await client.request(method, path, content=content, headers=headers)
+    assert given.status_code == made.status_code == status
+    assert given.headers["x-request-id"] == "trace-42"
+    assert HEX_ID.fullmatch(made.headers["x-request-id"])
+
+
+@pytest.mark.parametrize(
+    "request_id", ["x" * 129, "caf\u00e9", "a\x01b"], ids=["too-long", "non-ascii", "control"]
+)
+async def test_unusable_request_id_is_replaced_by_a_generated_one(
+    tmp_path: Path, embedder: Embedder, request_id: str
+) -> None:
+    async with app_client(app_settings(tmp_path), embedder) as client:
+        response = await client.post(
+            "/cstp", json=QUERY, headers=[("x-request-id", request_id.encode("utf-8"))]
+        )
+    assert HEX_ID.fullmatch(response.headers["x-request-id"])
+
+
+async def test_each_call_of_a_batch_is_one_access_log_line(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    batch = [QUERY, rpc_call("cstp.noSuchMethod", id=3)]
+    async with app_client(app_settings(tmp_path, auth_tokens=TOKENS), embedder) as client:
+        with caplog.at_level(logging.INFO, logger="a2a.access"):
+            await client.post("/cstp", json=batch, headers={**ALICE, "x-request-id": "b-1"})
+            await client.post("/cstp", json=QUERY, headers={"x-request-id": "b-2"})
+    lines = [
+        (r.request_id, r.agent, r.method, r.code, r.status)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.name == "a2a.access"
+    ]
+    assert sorted(lines, key=str) == sorted(
+        [
+            ("b-1", "alice", "cstp.queryDecisions", "ok", 200),
+            ("b-1", "alice", "cstp.noSuchMethod", "-32601", 200),
+            ("b-2", None, None, "-32001", 401),
+        ],
+        key=str,
+    )
+    assert all(r.ms >= 0 for r in caplog.records if r.name == "a2a.access")  # type: ignore[attr-defined]
+
+
+async def test_ready_is_503_naming_both_models_once_the_collection_was_built_with_another(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = app_settings(tmp_path)
+    async with app_client(settings, embedder) as client:
+        assert (await client.get("/ready")).status_code == 200
+        # Another writer builds the collection with another model while the app runs.
+        other = ChromaDecisionStore(
+            data_dir=settings.data_dir / "chroma",
+            collection=settings.collection,
+            embedding_model="wordllama-l2-supercat-256",
+        )
+        other.upsert(SAMPLE[:1], [[1.0, 0.0, 0.0]], ["text"])
+        other.close()
+        response = await client.get("/ready")
+        health = await client.get("/health")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unavailable"
+    assert "wordllama-l2-supercat-256" in body["reason"] and embedder.name in body["reason"]
+    assert health.status_code == 200
+
+
+def store_for(settings: Settings, embedder: Embedder) -> ChromaDecisionStore:
+    return ChromaDecisionStore(
+        data_dir=settings.data_dir / "chroma",
+        collection=settings.collection,
+        embedding_model=embedder.name,
+    )

@@ -1,0 +1,77 @@
+"""IR metrics of the evaluation harness, and `cstp eval` end to end on a small corpus."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from a2a.evaluation import load_queries, ndcg, recall_at, reciprocal_rank
+from tests.conftest import REPO
+from tests.servers import cstp
+
+RANKED = ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("relevant", "r1", "r5", "rr", "gain"),
+    [
+        (["a"], 1.0, 1.0, 1.0, 1.0),
+        (["c"], 0.0, 1.0, 1 / 3, 1 / math.log2(4)),
+        (["c", "a"], 1.0, 1.0, 1.0, (1 + 1 / 2) / (1 + 1 / math.log2(3))),
+        (["z"], 0.0, 0.0, 0.0, 0.0),
+    ],
+    ids=["first", "third", "two-relevant", "none"],
+)
+def test_metrics_of_one_ranked_list(
+    relevant: list[str], r1: float, r5: float, rr: float, gain: float
+) -> None:
+    assert recall_at(RANKED, relevant, 1) == r1
+    assert recall_at(RANKED, relevant, 5) == r5
+    assert reciprocal_rank(RANKED, relevant) == pytest.approx(rr)
+    assert ndcg(RANKED, relevant) == pytest.approx(gain)
+
+
+def test_rank_beyond_the_cutoff_scores_zero() -> None:
+    ranked = [str(i) for i in range(20)]
+    assert reciprocal_rank(ranked, ["15"]) == 0.0 and ndcg(ranked, ["15"]) == 0.0
+
+
+def test_bad_queries_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"query": "x", "relevant": ["a"]}\n{"query": "no relevant"}\n')
+    with pytest.raises(ValueError, match=r"q\.jsonl:2"):
+        load_queries(path)
+
+
+def test_eval_command_scores_every_mode_on_labelled_queries(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"query": "Kafka consumer group rebalancing", "relevant": ["incidents.yaml"]},
+        {"query": "hardware security keys for staff logins", "relevant": ["security.yaml"]},
+        {
+            "query": "keyboard and screen reader payment page",
+            "relevant": ["frontend.yaml"],
+            "filters": {"status": ["decided", "reviewed"]},
+        },
+    ]
+    queries.write_text("\n".join(json.dumps(line) for line in lines))
+    result = cstp(
+        "eval",
+        str(REPO / "examples" / "decisions"),
+        str(queries),
+        "--json",
+        "--model",
+        "wordllama-l2-supercat-256",
+        env={},
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["records"] == 48 and report["queries"] == 3
+    assert [m["mode"] for m in report["modes"]] == ["semantic", "keyword", "hybrid"]
+    for mode in report["modes"]:
+        assert 0 <= mode["mrr@10"] <= mode["recall@10"] <= 1
+        # Each file holds six records, all relevant: a hit in the top 10 is certain.
+        assert mode["recall@10"] == 1.0

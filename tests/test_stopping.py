@@ -1,0 +1,56 @@
+"""Stopping at a safe point: a signal ends an index run between batches, never inside one."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from a2a.embeddings import Embedder
+from a2a.indexer import BATCH_SIZE, Indexer, IndexSummary
+from a2a.records import DecisionRecord
+from a2a.stopping import StopRequest, stop_on_signals
+from a2a.store import ChromaDecisionStore
+
+
+def records(n: int) -> list[DecisionRecord]:
+    return [DecisionRecord(id=f"r{i:04d}", title=f"Decision number {i}") for i in range(n)]
+
+
+def test_stop_requested_during_a_batch_ends_the_run_after_that_batch(
+    store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    stop = StopRequest()
+    summary = IndexSummary()
+
+    def progress(n: int) -> None:
+        stop.signal = signal.SIGTERM  # as the handler does when SIGTERM arrives mid-batch
+
+    Indexer(store, embedder).write(records(3 * BATCH_SIZE), summary, progress, stop=stop.is_set)
+    assert summary.interrupted
+    assert (summary.new, store.count()) == (BATCH_SIZE, BATCH_SIZE)
+
+
+def test_without_a_stop_request_every_batch_is_written(
+    store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    summary = IndexSummary()
+    Indexer(store, embedder).write(records(BATCH_SIZE + 1), summary, stop=StopRequest().is_set)
+    assert not summary.interrupted and store.count() == BATCH_SIZE + 1
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["sigint", "sigterm"]
+)
+def test_signal_inside_the_block_is_noted_and_gives_the_shell_exit_code(
+    sig: signal.Signals, code: int
+) -> None:
+    heard: list[signal.Signals] = []
+    before = signal.getsignal(sig)
+    with stop_on_signals(heard.append) as stop:
+        os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), sig)
+    assert stop.is_set() and stop.signal == sig and stop.exit_code == code
+    assert heard == [sig]  # told once, however many signals came
+    assert signal.getsignal(sig) is before
