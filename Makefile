@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install run test test-fast lint format bench eval clean
+.PHONY: install run test test-fast lint format smoke bench eval clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ lint: install
 format: install
 	$(BIN)/ruff format a2a tests bench
 	$(BIN)/ruff check --fix a2a tests bench
+
+# Smoke-test a running instance: make smoke URL=http://127.0.0.1:8000 TOKEN=...
+smoke:
+	scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
 
 bench: install
 	$(BIN)/python bench/query_bench.py

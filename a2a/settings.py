@@ -114,7 +114,8 @@ class Settings(BaseSettings):
     rate_limit_fail_closed: bool = False
     workers: int = Field(default=1, ge=1)
     # cstp.searchDocs: the YAML catalog of Markdown docs it searches (README, Other doors).
-    docs_catalog: Path = Path("config/docs-catalog.yaml")
+    # None: the operator guide shipped in the package (a2a/docs/guide/catalog.yaml).
+    docs_catalog: Path | None = None
     # cstp.findSimilarDecisions score weights; JSON in the environment, summing to 1.
     similarity_weights: SimilarityWeights = DEFAULT_WEIGHTS
 

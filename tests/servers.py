@@ -7,8 +7,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -21,12 +23,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Server output goes to files, never to pipes: nobody drains a pipe during a test, and a
+# full one blocks the server on its next log line.
+_LOGS: dict[int, Path] = {}
+
+
+def _log_file(log: Path | None) -> tuple[Path, IO[bytes]]:
+    if log is None:
+        handle, name = tempfile.mkstemp(prefix="cstp-test-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
+    return log, log.open("wb")
+
+
+def output_of(process: subprocess.Popen[bytes]) -> str:
+    """Everything a server started here has printed so far (stdout and stderr)."""
+    path = _LOGS.get(process.pid)
+    return path.read_text(errors="replace") if path and path.exists() else ""
+
+
 def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 60) -> None:
     """Poll `url` until it answers 200; fail early if the process died."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            out = process.stdout.read().decode() if process.stdout else ""
+            out = output_of(process)
             raise RuntimeError(f"process exited with {process.returncode}: {out[-2000:]}")
         try:
             if httpx.get(url, timeout=1).status_code == 200:
@@ -37,8 +58,12 @@ def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 60) ->
     raise TimeoutError(f"{url} did not answer within {seconds} s")
 
 
-def start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
-    """`chroma run` on 127.0.0.1:`port`, ready to answer."""
+def start_chroma(path: Path, port: int, log: Path | None = None) -> subprocess.Popen[bytes]:
+    """`chroma run` on 127.0.0.1:`port`, ready to answer.
+
+    Its output goes to `log` (a temporary file when None); see output_of.
+    """
+    log, output = _log_file(log)
     process = subprocess.Popen(
         [
             str(BIN / "chroma"),
@@ -50,10 +75,11 @@ def start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
             "--port",
             str(port),
         ],
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
+    _LOGS[process.pid] = log
     wait_for(f"http://127.0.0.1:{port}/api/v2/heartbeat", process)
     return process
 
@@ -70,13 +96,15 @@ def cstp(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.Co
 
 
 def start_cstp(port: int, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
-    """`cstp serve` (uvicorn) on 127.0.0.1:`port`, ready to answer."""
+    """`cstp serve` (uvicorn) on 127.0.0.1:`port`, ready to answer; see output_of."""
+    log, output = _log_file(None)
     process = subprocess.Popen(
         [str(BIN / "cstp"), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         env={**os.environ, **env},
     )
+    _LOGS[process.pid] = log
     wait_for(f"http://127.0.0.1:{port}/health", process, seconds=300)
     return process
 

@@ -10,7 +10,7 @@ import pytest
 
 from a2a.store import EmbeddedStoreLock
 from tests.conftest import REPO, rpc_call
-from tests.servers import cstp, free_port, start_cstp, stop
+from tests.servers import cstp, free_port, output_of, start_cstp, stop
 
 EXAMPLES = REPO / "examples" / "decisions"
 FAST = {"CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256"}
@@ -78,6 +78,6 @@ def test_serve_with_index_answers_queries_and_shuts_down_cleanly(tmp_path: Path)
         stop(server, signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises SIGTERM: exit status -15 is expected.
     assert server.returncode in (0, -signal.SIGTERM)
-    log = server.stdout.read().decode() if server.stdout else ""
+    log = output_of(server)
     assert "Application shutdown complete" in log
     assert not (tmp_path / "cstp.owner").exists()

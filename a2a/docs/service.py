@@ -83,14 +83,21 @@ class DocsSearchService:
         return prompts
 
 
-def docs_service(catalog_path: Path) -> DocsSearchService:
+#: The operator guide that ships inside the package, found wherever the service runs.
+BUILT_IN_CATALOG = Path(__file__).parent / "guide" / "catalog.yaml"
+
+
+def docs_service(catalog_path: Path | None) -> DocsSearchService:
     """The search service over the catalog at `catalog_path` (CSTP_DOCS_CATALOG).
+
+    None means the built-in operator guide (BUILT_IN_CATALOG).
 
     A missing catalog file is logged as a warning and gives an empty catalog (searchDocs
     then finds nothing), so the service still starts from another working directory. Raises
     CatalogError (a ValueError naming CSTP_DOCS_CATALOG) for a catalog that exists but is
     malformed or lists a document that cannot be read: that is an operator's mistake.
     """
+    catalog_path = catalog_path or BUILT_IN_CATALOG
     if not catalog_path.is_file():
         log.warning(
             "CSTP_DOCS_CATALOG: no catalog at %s; cstp.searchDocs finds nothing", catalog_path

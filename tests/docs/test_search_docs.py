@@ -18,7 +18,7 @@ from a2a.settings import Settings
 from tests.conftest import REPO, app_client, rpc_call
 
 SCHEMAS = json.loads((Path(__file__).parent / "data" / "seed_003_schemas.json").read_text())
-CATALOG = REPO / "config" / "docs-catalog.yaml"
+CATALOG = REPO / "a2a" / "docs" / "guide" / "catalog.yaml"
 
 
 @pytest.fixture(scope="module")

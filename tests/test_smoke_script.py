@@ -1,0 +1,89 @@
+"""scripts/smoke.sh against one real `cstp serve`: passes, with or without jq; fails loudly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.servers import free_port, start_cstp, stop
+
+pytestmark = pytest.mark.slow
+
+SMOKE = REPO / "scripts" / "smoke.sh"
+#: What the script runs besides the shell's builtins (jq left out on purpose).
+TOOLS_WITHOUT_JQ = ("curl", "mktemp", "rm", "sed", "grep", "head", "wc", "tr", "sh")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed; scripts/smoke.sh needs it (.ci/run installs it)")
+    port = free_port()
+    env = {
+        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("smoke")),
+        "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+        "CSTP_AUTH_TOKENS": "smoke:smoke-token",
+    }
+    process = start_cstp(port, env, "--index", str(REPO / "examples" / "decisions"))
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+def smoke(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path or os.environ["PATH"]}
+    return subprocess.run(
+        ["sh", str(SMOKE), *args], capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def check_lines(output: str) -> list[str]:
+    return [line.split("(")[0].strip() for line in output.splitlines() if line.startswith("ok ")]
+
+
+EVERY_CHECK = [
+    "ok    health",
+    "ok    query",
+    "ok    filtered query",
+    "ok    invalid params",
+    "ok    unknown method",
+    "ok    notification",
+    "ok    batch",
+    "ok    no token",
+]
+
+
+def test_every_check_passes_with_the_right_token(server: str) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed; the jq-less path is tested below")
+    result = smoke(server, "smoke-token")
+    assert result.returncode == 0, result.stdout
+    assert check_lines(result.stdout) == EVERY_CHECK
+
+
+def test_every_check_passes_without_jq(server: str, tmp_path: Path) -> None:
+    for tool in TOOLS_WITHOUT_JQ:
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (tmp_path / tool).symlink_to(found)
+    result = smoke(server, "smoke-token", path=str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert check_lines(result.stdout) == EVERY_CHECK
+
+
+def test_wrong_token_fails_the_run_with_one_line_per_failed_check(server: str) -> None:
+    result = smoke(server, "not-the-token")
+    assert result.returncode == 1
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL ")]
+    assert len(failed) == 6  # every call that needs the token; health and 401 still pass
+
+
+def test_usage_error_exits_2() -> None:
+    assert smoke().returncode == 2
