@@ -35,6 +35,9 @@ format: install
 smoke:
 	scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
 
+eval: install
+	$(BIN)/cstp eval ../shared/data/adr ../shared/data/queries-dev.jsonl
+
 bench: install
 	$(BIN)/python bench/query_bench.py
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -132,6 +133,7 @@ def serve(
         raise typer.Exit(EXIT_SETTINGS) from None
     configure_logging(settings.log_level, settings.log_format)
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
+    _check_method_settings(settings, runtime)
     if settings.workers > 1:
         # Each worker process builds its own app, settings and store from the environment.
         try:
@@ -176,6 +178,27 @@ def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
             return
     if summary.interrupted:
         raise typer.Exit(stop.exit_code)
+
+
+def _check_method_settings(settings: Settings, runtime: Runtime) -> None:
+    """Settings that name methods or docs, checked against the method table the app builds.
+
+    Exits 2 naming the setting (CSTP_RATE_LIMITS, CSTP_DOCS_CATALOG) instead of letting
+    the app's start-up fail with a traceback.
+    """
+    from a2a.docs.catalog import CatalogError
+    from a2a.http.app import service_methods
+    from a2a.limits.config import LimitPolicy
+    from a2a.store import AsyncStore
+
+    try:
+        store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
+        methods = service_methods(settings, store, runtime.embedder)
+        LimitPolicy.from_strings(settings.rate_limit_default, settings.rate_limits, methods)
+    except (ValueError, CatalogError) as exc:
+        runtime.close()
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_SETTINGS) from None
 
 
 def _check_workers(settings: Settings) -> None:
@@ -281,7 +304,8 @@ def query(
     """Ask a running service for decisions (cstp.queryDecisions) and print them."""
     from a2a.client.command import run_query
 
-    out = Console(highlight=False, soft_wrap=as_json)
+    # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
+    out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
     code = run_query(
         text,
         url=url,

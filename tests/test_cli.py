@@ -81,3 +81,17 @@ def test_serve_with_index_answers_queries_and_shuts_down_cleanly(tmp_path: Path)
     log = output_of(server)
     assert "Application shutdown complete" in log
     assert not (tmp_path / "cstp.owner").exists()
+
+
+def test_rate_limit_on_a_method_that_is_not_served_exits_2_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    result = cstp(
+        "serve",
+        "--port",
+        str(free_port()),
+        env={**FAST, "CSTP_DATA_DIR": str(tmp_path), "CSTP_RATE_LIMITS": "cstp.nope=10/minute"},
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "CSTP_RATE_LIMITS" in result.stderr and "Traceback" not in result.stderr

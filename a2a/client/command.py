@@ -41,7 +41,8 @@ def run_query(
             result = client.query_decisions(query, filters or None, limit)
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
-        err.print(f"[red]error {exc.code}:[/red] {exc.message}{detail}", markup=True)
+        label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
+        err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
         return EXIT_ERROR
     if as_json:
         out.print_json(json.dumps(result.to_wire()))

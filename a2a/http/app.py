@@ -14,6 +14,7 @@ from a2a import __version__
 from a2a.auth.middleware import OPEN_PATHS, BearerAuth
 from a2a.auth.tokens import load_token_table
 from a2a.docs.service import docs_service
+from a2a.embeddings import Embedder
 from a2a.http import routes
 from a2a.http.mcp import McpEndpoint, mcp_server, running, session_manager
 from a2a.limits.admission import RateLimits
@@ -23,6 +24,7 @@ from a2a.observability.metrics import Metrics
 from a2a.observability.middleware import RequestObserver
 from a2a.query.service import HybridConfig, QueryService
 from a2a.rpc.dispatcher import Dispatcher
+from a2a.rpc.methods import Method
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from a2a.similarity.service import SimilarityService
@@ -59,11 +61,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
             store = AsyncStore(
                 active.store, settings.chroma_timeout_seconds, on_error=metrics.store_failed
             )
-            service = QueryService(
-                store, active.embedder, settings.agent_id, hybrid=hybrid_config(settings)
-            )
-            similar = SimilarityService(store, settings.similarity_weights, settings.agent_id)
-            methods = build_methods(service, similar, docs=docs_service(settings.docs_catalog))
+            methods = service_methods(settings, store, active.embedder)
             app.state.settings = settings
             app.state.store = store
             app.state.metrics = metrics
@@ -99,6 +97,16 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
         middleware=middleware,
         lifespan=lifespan,
     )
+
+
+def service_methods(settings: Settings, store: AsyncStore, embedder: Embedder) -> dict[str, Method]:
+    """The method table of a service on `store`: query, similarity, docs, rpc.discover.
+
+    Raises CatalogError for a malformed CSTP_DOCS_CATALOG.
+    """
+    service = QueryService(store, embedder, settings.agent_id, hybrid=hybrid_config(settings))
+    similar = SimilarityService(store, settings.similarity_weights, settings.agent_id)
+    return build_methods(service, similar, docs=docs_service(settings.docs_catalog))
 
 
 def _log_access_mode(token_count: int, agents: list[str]) -> None:

@@ -71,3 +71,5 @@ def configure_logging(level: str, log_format: LogFormat) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # httpx logs every request Chroma's HTTP client makes at INFO: noise, not events.
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))

@@ -220,8 +220,9 @@ class ChromaDecisionStore:
             # as ValueError at construction and httpx.ConnectError on a call.
             self.close()
             log.warning("chroma call failed at %s: %r", self.location, exc)
+            reason = (str(exc).strip().splitlines() or [""])[0][:200]
             raise StoreUnavailable(
-                f"Chroma at {self.location} failed: {type(exc).__name__}"
+                f"Chroma at {self.location} failed: {type(exc).__name__}: {reason}"
             ) from exc
 
     def _get_client(self) -> Any:
