@@ -11,21 +11,42 @@ from a2a.client.errors import TransportError
 from a2a.client.wire import DEFAULT_URL, RequestIds, endpoint, headers, read_result, request_body
 from a2a.docs.models import SearchDocsResult
 from a2a.query.results import QueryDecisionsResult
+from a2a.similarity.results import FindSimilarDecisionsResult
 
 #: Seconds to wait for the service (connect, read, write) unless told otherwise.
 DEFAULT_TIMEOUT = 30.0
 
 
-def _query_params(
-    query: str, filters: dict[str, Any] | None, limit: int | None, include_reasons: bool | None
-) -> dict[str, Any]:
+def _query_params(query: str, filters: dict[str, Any] | None, **options: Any) -> dict[str, Any]:
+    """Params by wire name; options left at None are not sent (the service's defaults)."""
+    wire_names = {
+        "limit": "limit",
+        "include_reasons": "includeReasons",
+        "retrieval_mode": "retrievalMode",
+        "explain": "explain",
+    }
     params: dict[str, Any] = {"query": query}
+    if filters:
+        params["filters"] = filters
+    params.update({wire_names[k]: v for k, v in options.items() if v is not None})
+    return params
+
+
+def _similar_params(
+    proposal: dict[str, Any] | None,
+    decision_id: str | None,
+    filters: dict[str, Any] | None,
+    limit: int | None,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if proposal is not None:
+        params["proposal"] = proposal
+    if decision_id is not None:
+        params["decisionId"] = decision_id
     if filters:
         params["filters"] = filters
     if limit is not None:
         params["limit"] = limit
-    if include_reasons is not None:
-        params["includeReasons"] = include_reasons
     return params
 
 
@@ -53,7 +74,7 @@ class CSTPClient:
         body = request_body(method, params, self._ids.next())
         try:
             response = self._http.post(self._url, json=body)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise TransportError(f"{self._url}: {type(exc).__name__}: {exc}") from None
         return read_result(response)
 
@@ -63,10 +84,35 @@ class CSTPClient:
         filters: dict[str, Any] | None = None,
         limit: int | None = None,
         include_reasons: bool | None = None,
+        retrieval_mode: str | None = None,
+        explain: bool | None = None,
     ) -> QueryDecisionsResult:
-        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`)."""
-        params = _query_params(query, filters, limit, include_reasons)
+        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
+
+        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        """
+        params = _query_params(
+            query,
+            filters,
+            limit=limit,
+            include_reasons=include_reasons,
+            retrieval_mode=retrieval_mode,
+            explain=explain,
+        )
         return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
+
+    def find_similar_decisions(
+        self,
+        proposal: dict[str, Any] | None = None,
+        decision_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> FindSimilarDecisionsResult:
+        """cstp.findSimilarDecisions: by a `proposal` ({tags, category, stakes}) or a stored id."""
+        params = _similar_params(proposal, decision_id, filters, limit)
+        return FindSimilarDecisionsResult.model_validate(
+            self.call("cstp.findSimilarDecisions", params)
+        )
 
     def search_docs(self, query: str, max_sections: int | None = None) -> SearchDocsResult:
         """cstp.searchDocs: ranked sections of the operator guide (seed 003)."""
@@ -116,7 +162,7 @@ class AsyncCSTPClient:
         body = request_body(method, params, self._ids.next())
         try:
             response = await self._http.post(self._url, json=body)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise TransportError(f"{self._url}: {type(exc).__name__}: {exc}") from None
         return read_result(response)
 
@@ -126,11 +172,35 @@ class AsyncCSTPClient:
         filters: dict[str, Any] | None = None,
         limit: int | None = None,
         include_reasons: bool | None = None,
+        retrieval_mode: str | None = None,
+        explain: bool | None = None,
     ) -> QueryDecisionsResult:
-        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`)."""
-        params = _query_params(query, filters, limit, include_reasons)
+        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
+
+        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        """
+        params = _query_params(
+            query,
+            filters,
+            limit=limit,
+            include_reasons=include_reasons,
+            retrieval_mode=retrieval_mode,
+            explain=explain,
+        )
         result = await self.call("cstp.queryDecisions", params)
         return QueryDecisionsResult.model_validate(result)
+
+    async def find_similar_decisions(
+        self,
+        proposal: dict[str, Any] | None = None,
+        decision_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> FindSimilarDecisionsResult:
+        """cstp.findSimilarDecisions: by a `proposal` ({tags, category, stakes}) or a stored id."""
+        params = _similar_params(proposal, decision_id, filters, limit)
+        result = await self.call("cstp.findSimilarDecisions", params)
+        return FindSimilarDecisionsResult.model_validate(result)
 
     async def search_docs(self, query: str, max_sections: int | None = None) -> SearchDocsResult:
         """cstp.searchDocs: ranked sections of the operator guide (seed 003)."""

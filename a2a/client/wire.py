@@ -27,12 +27,18 @@ class RequestIds:
 def endpoint(url: str) -> str:
     """The JSON-RPC endpoint for a service URL: `http://host:8000` -> `http://host:8000/cstp`."""
     url = url.rstrip("/")
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise TransportError(f"{url}: not a URL ({exc})") from None
     return url if url.endswith("/cstp") else f"{url}/cstp"
 
 
 def headers(token: str | None) -> dict[str, str]:
     """Request headers, with `Authorization: Bearer <token>` when a token is given."""
     result = {"Content-Type": "application/json", "Accept": "application/json"}
+    if token and not (token.isascii() and token.isprintable()):
+        raise TransportError("the token must be printable ASCII (it travels in an HTTP header)")
     if token:
         result["Authorization"] = f"Bearer {token}"
     return result

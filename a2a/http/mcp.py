@@ -24,6 +24,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from a2a.rpc.dispatcher import Admission
@@ -159,5 +160,11 @@ class McpEndpoint:
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") == "GET":
+            # Stateless: the server never pushes, so the optional GET stream (MCP streamable
+            # HTTP) is refused with 405 as the transport allows, instead of an idle stream.
+            response = Response(status_code=405, headers={"Allow": "POST, DELETE"})
+            await response(scope, receive, send)
+            return
         manager: StreamableHTTPSessionManager = scope["app"].state.mcp
         await manager.handle_request(scope, receive, send)

@@ -120,6 +120,8 @@ def _row_problem(cells: list[str]) -> str | None:
         return f"{len(cells)} cells, expected {len(COLUMNS)}"
     if not _ISSUE_ID.fullmatch(cells[0]):
         return f"issue id {cells[0][:40]!r} is not a plain file name"
+    if cells[0].lower() == INDEX_NAME.removesuffix(".md"):
+        return f"issue id {cells[0]!r} would name the INDEX.md file itself"
     if not cells[1]:
         return "empty Decision"
     return None
@@ -237,7 +239,10 @@ def load_precedent_index(
     for row in table.rows:
         trace_path = index.parent / f"{row.issue}.md"
         trace = None
-        if trace_path.is_file():
+        if trace_path.is_symlink() and trace_path.resolve().parent != index.resolve().parent:
+            # A trace is data beside INDEX.md; a link out of the folder is not followed.
+            warnings.append(f"{row.issue}: trace file links outside the folder; not read")
+        elif trace_path.is_file():
             try:
                 trace = read_trace(trace_path.read_text(encoding="utf-8-sig"))
             except (OSError, UnicodeDecodeError) as error:
@@ -271,5 +276,9 @@ def owned_traces(files: list[Path]) -> set[Path]:
     for path in files:
         table = precedent_table(path)
         if table is not None:
-            owned.update(path.parent / f"{issue}.md" for issue in table.issue_ids)
+            owned.update(
+                path.parent / f"{issue}.md"
+                for issue in table.issue_ids
+                if issue.lower() != INDEX_NAME.removesuffix(".md")
+            )
     return owned & set(files)

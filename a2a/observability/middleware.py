@@ -16,6 +16,13 @@ from a2a.rpc.dispatcher import CallOutcome
 
 #: The logger of the one-line-per-call access log.
 access_log = logging.getLogger("a2a.access")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters escaped (`\\n`), so a client cannot forge log lines."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 #: Longest method name written to the log; the rest is cut (names are client-chosen).
 MAX_LOGGED_METHOD = 100
 #: `scope["state"]` keys: the request id (set here), the agent (a2a.auth.middleware), and the
@@ -87,7 +94,7 @@ class RequestObserver:
                     "agent": agent,
                     "method": None
                     if outcome.method is None
-                    else outcome.method[:MAX_LOGGED_METHOD],
+                    else printable(outcome.method[:MAX_LOGGED_METHOD]),
                     "code": code_label(outcome.code),
                     "status": status,
                     "ms": round(seconds * 1000, 1),

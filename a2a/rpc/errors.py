@@ -34,7 +34,10 @@ def to_error_object(exc: BaseException) -> ErrorObject:
     (`data.retryable`); CONTRACT.md section Errors specific to CSTP.
     """
     if isinstance(exc, MethodNotFound):
-        return ErrorObject(protocol.METHOD_NOT_FOUND, "Method not found", {"method": str(exc)})
+        # The name is the client's own: echo enough to recognise it, not a 500 KB string.
+        return ErrorObject(
+            protocol.METHOD_NOT_FOUND, "Method not found", {"method": str(exc)[:100]}
+        )
     if isinstance(exc, InvalidParams):
         errors = [{"field": e.field, "reason": e.reason} for e in exc.errors]
         return ErrorObject(protocol.INVALID_PARAMS, "Invalid params", {"errors": errors})

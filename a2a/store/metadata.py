@@ -35,7 +35,9 @@ def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
 
 def format_date(value: datetime) -> str:
     """RFC 3339 in UTC with a `Z`, to the second: `2026-01-20T14:00:00Z`."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = value.astimezone(UTC)
+    # strftime's %Y does not pad years below 1000 on every platform; RFC 3339 needs 4 digits.
+    return f"{utc.year:04d}-{utc.strftime('%m-%dT%H:%M:%S')}Z"
 
 
 def reason_types(metadata: dict[str, Any]) -> list[str]:

@@ -285,3 +285,13 @@ async def test_health_ready_and_agent_card(client: httpx.AsyncClient) -> None:
         assert card["url"] == "http://cstp.test/cstp"
         skills = {s["id"] for s in card["skills"]}
         assert {"cstp.queryDecisions", "cstp.searchDocs", "rpc.discover"} <= skills
+
+
+async def test_unknown_method_name_is_echoed_only_in_part(client: httpx.AsyncClient) -> None:
+    body = (await post(client, rpc_call("m" * 10_000, id=1))).json()
+    assert body["error"]["code"] == -32601 and body["error"]["data"]["method"] == "m" * 100
+
+
+async def test_get_on_mcp_is_405_in_stateless_mode(client: httpx.AsyncClient) -> None:
+    response = await client.get("/mcp", headers={"accept": "text/event-stream"})
+    assert response.status_code == 405

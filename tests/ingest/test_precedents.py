@@ -135,3 +135,30 @@ def test_an_index_without_the_precedents_table_is_still_skipped(tmp_path: Path) 
 
 def test_tags_split_on_commas_and_spaces() -> None:
     assert split_tags(" `rls`, multi-tenant  #auth,,x ") == ["rls", "multi-tenant", "auth", "x"]
+
+
+def test_row_named_index_is_reported_and_the_table_still_indexed(tmp_path: Path) -> None:
+    (tmp_path / "INDEX.md").write_text(
+        "| Issue | Decision | Category | Date | Tags |\n|---|---|---|---|---|\n"
+        "| BC-1 | Good row | architecture | 2024-01-01 | a |\n"
+        "| INDEX | Row named INDEX | architecture | 2024-01-01 | b |\n"
+    )
+    files = discover([tmp_path])
+    assert [path.name for path, _ in files] == ["INDEX.md"]
+    loaded = load_file(tmp_path / "INDEX.md", tmp_path)
+    assert [r.id for r in loaded.records] == ["BC-1"]
+    assert any("INDEX" in w and "itself" in w for w in loaded.warnings)
+
+
+def test_trace_linking_outside_the_folder_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("Decision: leaked\nConfidence: 9/10\n")
+    folder = tmp_path / "precedents"
+    folder.mkdir()
+    (folder / "INDEX.md").write_text(
+        "| Issue | Decision | Category | Date | Tags |\n|---|---|---|---|---|\n"
+        "| BC-9 | Linked trace | architecture | 2024-01-01 | a |\n"
+    )
+    (folder / "BC-9.md").symlink_to(outside)
+    (record,) = load_file(folder / "INDEX.md", folder).records
+    assert record.confidence is None and record.decision != "leaked"

@@ -84,3 +84,12 @@ def test_every_write_changes_the_revision(store: ChromaDecisionStore, embedder: 
     assert first and second and first != second
     index_records(store, embedder, SAMPLE[:3])  # nothing changed: nothing written
     assert store.revision() == second
+
+
+def test_dates_before_year_1000_are_four_digit_rfc3339() -> None:
+    from datetime import UTC, datetime
+
+    from a2a.store.metadata import format_date
+
+    assert format_date(datetime(999, 5, 1, tzinfo=UTC)) == "0999-05-01T00:00:00Z"
+    assert format_date(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00Z"
