@@ -26,6 +26,15 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+#: What a method that reads the store can answer besides its result (CONTRACT.md).
+STORE_METHOD_ERRORS = (
+    protocol.INVALID_PARAMS,
+    protocol.UNAUTHORIZED,
+    protocol.RATE_LIMITED,
+    protocol.STORE_UNAVAILABLE,
+)
+
+
 def build_methods(
     service: QueryService,
     similar: SimilarityService | None = None,
@@ -47,12 +56,7 @@ def build_methods(
             handler=query_decisions,
             summary="Decisions semantically close to a query, narrowed by structured filters.",
             result_schema=QueryDecisionsResult.model_json_schema(by_alias=True),
-            errors=(
-                protocol.INVALID_PARAMS,
-                protocol.UNAUTHORIZED,
-                protocol.RATE_LIMITED,
-                protocol.STORE_UNAVAILABLE,
-            ),
+            errors=STORE_METHOD_ERRORS,
             examples=(
                 {"query": "database migration strategy", "limit": 5},
                 {"query": "message broker", "filters": {"status": ["decided", "reviewed"]}},
@@ -93,14 +97,9 @@ def find_similar_decisions_method(similar: SimilarityService) -> Method:
         handler=find_similar_decisions,
         summary="Prior decisions structurally like a proposal or a stored decision.",
         result_schema=FindSimilarDecisionsResult.model_json_schema(by_alias=True),
-        errors=(
-            protocol.INVALID_PARAMS,
-            protocol.UNAUTHORIZED,
-            protocol.RATE_LIMITED,
-            protocol.STORE_UNAVAILABLE,
-        ),
+        errors=STORE_METHOD_ERRORS,
         examples=(
             {"proposal": {"tags": ["postgres", "migration"], "category": "architecture"}},
-            {"decisionId": "adr-0042", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
+            {"decisionId": "07c4b5c7", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
         ),
     )

@@ -17,7 +17,7 @@ from a2a.query.params import QueryDecisionsParams
 from a2a.query.ranking import rank_by_distance
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.store import AsyncStore, Hit
-from a2a.store.metadata import reason_types
+from a2a.store.metadata import reason_types, summary_fields
 
 # Hits beyond `limit` fetched from Chroma so that ties at the cut are ordered by id over
 # more than Chroma's arbitrary pick (its HNSW order among equal distances is not stable).
@@ -174,15 +174,8 @@ def summarize(
     """The wire summary of one stored record; fields the record lacks are None."""
     return DecisionSummary(
         id=record_id,
-        title=meta.get("title"),
-        category=meta.get("category"),
-        confidence=meta.get("confidence"),
-        stakes=meta.get("stakes"),
-        status=meta.get("status"),
-        outcome=meta.get("outcome"),
-        date=meta.get("date"),
+        **summary_fields(meta),
         distance=distance,
-        source=meta.get("source"),
         reasons=reason_types(meta) if include_reasons else None,
         score=score,
         explain=explain,

@@ -13,6 +13,7 @@ from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision
 from a2a.similarity.scoring import Profile, Scored, normalize_tags, rank_by_score
 from a2a.similarity.weights import SimilarityWeights
 from a2a.store import AsyncStore
+from a2a.store.metadata import summary_fields
 
 
 class SimilarityService:
@@ -90,14 +91,7 @@ def summarize(scored: Scored, metadata: dict[str, Any]) -> SimilarDecision:
     """The wire summary of one ranked record; fields the record lacks are None."""
     return SimilarDecision(
         id=scored.id,
-        title=metadata.get("title"),
-        category=metadata.get("category"),
-        confidence=metadata.get("confidence"),
-        stakes=metadata.get("stakes"),
-        status=metadata.get("status"),
-        outcome=metadata.get("outcome"),
-        date=metadata.get("date"),
-        source=metadata.get("source"),
+        **summary_fields(metadata),
         tags=_stored_tags(metadata),
         score=scored.score,
         score_components=scored.components,

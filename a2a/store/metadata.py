@@ -40,6 +40,12 @@ def format_date(value: datetime) -> str:
     return f"{utc.year:04d}-{utc.strftime('%m-%dT%H:%M:%S')}Z"
 
 
+def summary_fields(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The metadata every result summary shows, None where the record lacks a field."""
+    keys = ("title", "category", "confidence", "stakes", "status", "outcome", "date", "source")
+    return {key: metadata.get(key) for key in keys}
+
+
 def reason_types(metadata: dict[str, Any]) -> list[str]:
     """The reason types stored for a record, `[]` when it has none."""
     stored = metadata.get("reason_types")
