@@ -8,14 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 
-class DecisionSummary(BaseModel):
-    """One matching decision: metadata only, never the decision's full text (F002 non-goals).
-
-    `distance` is cosine distance in [0, 2], lower is closer (None for a keyword-only
-    match); `date` is RFC 3339 UTC. `reasons` (reason types) is present only when the call
-    asked for it; `score` (higher is better) only in keyword and hybrid modes; `explain`
-    (the score's components) only when asked for.
-    """
+class DecisionMetadata(BaseModel):
+    """The metadata every result shows of a decision; None where the record lacks a field."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
@@ -27,8 +21,19 @@ class DecisionSummary(BaseModel):
     status: str | None
     outcome: str | None
     date: str | None
-    distance: float | None = Field(ge=0, le=2)
     source: str | None
+
+
+class DecisionSummary(DecisionMetadata):
+    """One matching decision: metadata only, never the decision's full text (F002 non-goals).
+
+    `distance` is cosine distance in [0, 2], lower is closer (None for a keyword-only
+    match); `date` is RFC 3339 UTC. `reasons` (reason types) is present only when the call
+    asked for it; `score` (higher is better) only in keyword and hybrid modes; `explain`
+    (the score's components) only when asked for.
+    """
+
+    distance: float | None = Field(ge=0, le=2)
     reasons: list[str] | None = None
     score: float | None = None
     explain: dict[str, Any] | None = None

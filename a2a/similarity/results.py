@@ -7,10 +7,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from a2a.query.results import DecisionMetadata
 from a2a.similarity.scoring import ScoreComponents
 
 
-class SimilarDecision(BaseModel):
+class SimilarDecision(DecisionMetadata):
     """One prior decision like the probe: metadata only, as in cstp.queryDecisions.
 
     `score` is in [0, 1], higher is closer: the weighted sum of `scoreComponents`, each in
@@ -19,18 +20,7 @@ class SimilarDecision(BaseModel):
     stored (`[]` when it has none); `date` is RFC 3339 UTC.
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    id: str
-    title: str | None
-    category: str | None
-    confidence: float | None
-    stakes: str | None
-    status: str | None
-    outcome: str | None
-    date: str | None
     distance: None = None
-    source: str | None
     tags: list[str]
     score: float = Field(ge=0, le=1)
     score_components: ScoreComponents
