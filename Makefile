@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install run test test-fast lint format smoke bench eval clean
+.PHONY: install run test test-fast lint format smoke bench eval clean vendor screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,3 +43,25 @@ bench: install
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+
+# The console's chart library, vendored into the package (no CDN, no build step for users).
+# `make vendor` fetches the exact version from the npm registry, checks the tarball's
+# SHA-256, and keeps the UMD build, its licence and its version in a2a/console/vendor/.
+CHARTJS_VERSION := 4.6.1
+CHARTJS_SHA256  := 9345dacdf4bb4c5d40321f4b9aafab6fe676d37a534fc0bc2d17c4c4e29c4f00
+VENDOR_DIR      := a2a/console/vendor
+
+vendor:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd "$$tmp" && npm pack --silent chart.js@$(CHARTJS_VERSION) >/dev/null) && \
+	echo "$(CHARTJS_SHA256)  $$tmp/chart.js-$(CHARTJS_VERSION).tgz" | sha256sum --check --quiet && \
+	tar -xzf "$$tmp/chart.js-$(CHARTJS_VERSION).tgz" -C "$$tmp" && \
+	mkdir -p $(VENDOR_DIR) && \
+	sed '/^\/\/# sourceMappingURL=/d' "$$tmp/package/dist/chart.umd.min.js" > $(VENDOR_DIR)/chart.umd.min.js && \
+	cp "$$tmp/package/LICENSE.md" $(VENDOR_DIR)/chart.js.LICENSE.md && \
+	echo "chart.js $(CHARTJS_VERSION) (npm, sha256 $(CHARTJS_SHA256))" > $(VENDOR_DIR)/VERSIONS
+	@cat $(VENDOR_DIR)/VERSIONS
+
+# PNGs of each console view for the README (needs chromium; starts its own server).
+screenshots: install
+	$(BIN)/python scripts/screenshots.py docs/screenshots

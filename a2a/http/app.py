@@ -16,6 +16,7 @@ from a2a.auth.tokens import load_token_table
 from a2a.docs.service import docs_service
 from a2a.embeddings import Embedder
 from a2a.http import routes
+from a2a.http.console import console_routes, load_assets
 from a2a.http.mcp import McpEndpoint, mcp_server, running, session_manager
 from a2a.limits.admission import RateLimits
 from a2a.methods import build_methods
@@ -49,9 +50,12 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
     tokens = load_token_table(settings)
     # Outermost first: the request id and the access log also cover 401s.
     metrics = Metrics()
+    # The operator console: static files, open without a token (they hold no data).
+    console = load_assets()
     middleware = [Middleware(RequestObserver, metrics=metrics)]
     if tokens:
         open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
+        open_paths = open_paths | console.keys()
         middleware.append(Middleware(BearerAuth, tokens=tokens, open_paths=open_paths))
 
     @contextlib.asynccontextmanager
@@ -93,6 +97,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
             Route("/.well-known/agent-card.json", routes.card, methods=["GET"]),
             Route("/.well-known/agent.json", routes.card, methods=["GET"]),
             Route("/mcp", McpEndpoint()),
+            *console_routes(console),
         ],
         middleware=middleware,
         lifespan=lifespan,

@@ -1,0 +1,77 @@
+// Browse: cstp.listDecisions, one page at a time. Next pushes the service's opaque cursor on a
+// stack; Previous pops it, so every page is asked for again with the cursor that first gave it.
+
+import { call } from "./api.js";
+import { openDecision } from "./decision.js";
+import { day, el, fill, fixed, text } from "./dom.js";
+import { clearError, showError } from "./errors.js";
+import { currentFilters, numberOf } from "./filters.js";
+
+// cursors[i] is the cursor that gives page i (null for the first); next is the current page's nextCursor.
+let cursors = [null];
+let next = null;
+
+function params(cursor) {
+  const f = document.getElementById("browse-form").elements;
+  const result = { order: f.order.value };
+  const filters = currentFilters();
+  if (filters) result.filters = filters;
+  const limit = numberOf(f.limit);
+  if (limit !== undefined) result.limit = limit;
+  if (cursor) result.cursor = cursor;
+  return result;
+}
+
+function row(decision) {
+  const open = el("button", { type: "button", class: "link", "data-id": decision.id }, text(decision.title));
+  open.addEventListener("click", () => openDecision(decision.id, open));
+  return el(
+    "tr",
+    { "data-id": decision.id },
+    el("td", { class: "nowrap" }, day(decision.date)),
+    el("td", {}, open, el("span", { class: "result-id" }, decision.id)),
+    el("td", {}, text(decision.category)),
+    el("td", { class: "num" }, fixed(decision.confidence)),
+    el("td", {}, text(decision.stakes)),
+    el("td", {}, text(decision.status)),
+    el("td", {}, text(decision.outcome)),
+    el("td", {}, text(decision.recordedBy)),
+  );
+}
+
+async function load(stack) {
+  const page = stack.length - 1;
+  try {
+    const result = await call("cstp.listDecisions", params(stack[page]));
+    clearError();
+    cursors = stack;
+    next = result.nextCursor;
+    fill(document.getElementById("browse-rows"), ...result.decisions.map(row));
+    const label = document.getElementById("browse-page");
+    label.dataset.page = String(page + 1);
+    fill(label, `Page ${page + 1} · ${result.decisions.length} decisions`);
+    document.getElementById("browse-prev").disabled = page === 0;
+    document.getElementById("browse-next").disabled = !next;
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** Wire the browse form and the pager. */
+export function setupBrowse() {
+  document.getElementById("browse-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    load([null]);
+  });
+  document.getElementById("browse-next").addEventListener("click", () => {
+    if (next) load([...cursors, next]);
+  });
+  document.getElementById("browse-prev").addEventListener("click", () => {
+    if (cursors.length > 1) load(cursors.slice(0, -1));
+  });
+}
+
+/** Load the first page unless a page is already shown. */
+export function showBrowse() {
+  if (!document.getElementById("browse-rows").children.length) load([null]);
+}

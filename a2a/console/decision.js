@@ -1,0 +1,80 @@
+// One whole decision (cstp.getDecision) in a modal dialog; Escape or Close returns focus to the opener.
+
+import { call } from "./api.js";
+import { el, fill, fixed, text } from "./dom.js";
+import { clearError, showError } from "./errors.js";
+
+const dialog = () => document.getElementById("decision");
+let opener = null;
+
+function field(name, value) {
+  return [el("dt", {}, name), el("dd", {}, text(value))];
+}
+
+function block(title, ...children) {
+  return el("section", { class: "block" }, el("h3", {}, title), ...children);
+}
+
+function paragraphs(value) {
+  return value ? el("p", { class: "prose" }, value) : el("p", { class: "help" }, "not recorded");
+}
+
+function render(record) {
+  fill(document.getElementById("decision-title"), record.title ?? record.id);
+  fill(
+    document.getElementById("decision-fields"),
+    ...field("Id", record.id),
+    ...field("Date", record.date ? record.date.replace("T", " ").replace("Z", " UTC") : null),
+    ...field("Category", record.category),
+    ...field("Confidence", record.confidence === null ? null : fixed(record.confidence)),
+    ...field("Stakes", record.stakes),
+    ...field("Status", record.status),
+    ...field("Outcome", record.outcome),
+    ...field("Source", record.source),
+    ...field("Recorded by", record.recordedBy),
+    ...field("Recorded at", record.recordedAt),
+    ...field("Reviewed at", record.reviewedAt),
+  );
+  const reasons = Array.isArray(record.reasons) && record.reasons.length
+    ? el("ul", { class: "reasons" }, ...record.reasons.map((r) => el("li", {}, el("span", { class: "tag" }, r.type), " ", r.text ?? "")))
+    : el("p", { class: "help" }, "none recorded");
+  const tags = Array.isArray(record.tags) && record.tags.length
+    ? el("p", { class: "tags" }, ...record.tags.map((t) => el("span", { class: "tag" }, t)))
+    : el("p", { class: "help" }, "none");
+  fill(
+    document.getElementById("decision-body"),
+    block("Context", paragraphs(record.context)),
+    block("Decision", paragraphs(record.decision)),
+    block("Reasons", reasons),
+    block("Tags", tags),
+    block("Lessons", paragraphs(record.lessons)),
+  );
+  dialog().dataset.id = record.id;
+}
+
+/** Fetch decision `id` and show it; `from` gets the focus back when the dialog closes. */
+export async function openDecision(id, from = null) {
+  opener = from;
+  try {
+    const record = await call("cstp.getDecision", { id });
+    clearError();
+    render(record);
+    if (!dialog().open) dialog().showModal();
+    document.getElementById("decision-close").focus();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** Wire the dialog's Close button and focus return. */
+export function setupDecision() {
+  document.getElementById("decision-close").addEventListener("click", () => dialog().close());
+  dialog().addEventListener("close", () => {
+    if (opener && document.contains(opener)) opener.focus();
+    opener = null;
+  });
+  // A click on the backdrop (outside the dialog's box) closes it too.
+  dialog().addEventListener("click", (event) => {
+    if (event.target === dialog()) dialog().close();
+  });
+}
