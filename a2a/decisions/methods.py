@@ -22,16 +22,14 @@ from a2a.query.results import DecisionMetadata
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
 
-#: -32004 (the token lacks the method's scope), CONTRACT.md "Errors added with the write path".
-FORBIDDEN = -32004
-#: What a decision method can answer besides its result.
-READ_ERRORS = (
+#: What a decision method can answer besides its result. -32004 (the token lacks the
+#: scope) follows from `Method.scope`, so it is not listed here.
+ERRORS = (
     protocol.INVALID_PARAMS,
     protocol.UNAUTHORIZED,
     protocol.RATE_LIMITED,
     protocol.STORE_UNAVAILABLE,
 )
-WRITE_ERRORS = (*READ_ERRORS, FORBIDDEN)
 
 _EXAMPLE_DECISION = {
     "id": "dec-2026-02-invoices-db",
@@ -74,7 +72,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=record_decision,
             summary="Record a decision; durable and searchable when the answer arrives.",
             result_schema=RecordDecisionResult.model_json_schema(by_alias=True),
-            errors=WRITE_ERRORS,
+            errors=ERRORS,
             examples=({"decision": _EXAMPLE_DECISION},),
             scope="write",
         ),
@@ -84,7 +82,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=review_decision,
             summary="Report how a decision turned out: outcome, status, lessons.",
             result_schema=DecisionMetadata.model_json_schema(by_alias=True),
-            errors=WRITE_ERRORS,
+            errors=ERRORS,
             examples=(
                 {
                     "id": "dec-2026-02-invoices-db",
@@ -100,7 +98,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=get_decision,
             summary="One whole decision record by id: context, decision, reasons, review.",
             result_schema=DecisionResult.model_json_schema(by_alias=True),
-            errors=READ_ERRORS,
+            errors=ERRORS,
             examples=({"id": "dec-2026-02-invoices-db"},),
         ),
         Method(
@@ -109,7 +107,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=list_decisions,
             summary="Decisions in date order, filtered, a page at a time (keyset cursor).",
             result_schema=ListDecisionsResult.model_json_schema(by_alias=True),
-            errors=READ_ERRORS,
+            errors=ERRORS,
             examples=({"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20},),
         ),
         Method(
@@ -118,7 +116,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=get_calibration,
             summary="How well confidence matched outcomes: Brier score, reliability bins.",
             result_schema=CalibrationResult.model_json_schema(by_alias=True),
-            errors=READ_ERRORS,
+            errors=ERRORS,
             examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
         ),
     ]
