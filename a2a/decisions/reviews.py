@@ -24,7 +24,9 @@ def carry_review(record: DecisionRecord, stored: dict[str, Any]) -> DecisionReco
     if "reviewed_at" not in stored:
         return record
     reviewed = from_metadata(record.id, stored)
-    return record.model_copy(update={key: getattr(reviewed, key) for key in REVIEW_FIELDS})
+    update = {key: getattr(reviewed, key) for key in REVIEW_FIELDS}
+    # The stored hash stays the file's, so the next run finds the file unchanged.
+    return record.model_copy(update={**update, "origin_hash": record.content_hash()})
 
 
 def keep_reviews(
