@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from a2a.decisions.reviews import keep_reviews
 from a2a.embeddings import Embedder
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
@@ -101,6 +102,7 @@ class Indexer:
             summary.updated += sum(1 for r in changed if r.id in stored)
             summary.new += sum(1 for r in changed if r.id not in stored)
             if changed:
+                changed = keep_reviews(self._store, changed)
                 documents = [r.embedding_text() for r in changed]
                 self._store.upsert(changed, self._embedder.embed_documents(documents), documents)
             if progress is not None:

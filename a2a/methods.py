@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from a2a import __version__
+from a2a.decisions.methods import decision_methods
+from a2a.decisions.service import DecisionService
 from a2a.docs.method import search_docs_method
 from a2a.docs.service import DocsSearchService
 from a2a.query.params import QueryDecisionsParams
@@ -39,11 +41,13 @@ def build_methods(
     service: QueryService,
     similar: SimilarityService | None = None,
     docs: DocsSearchService | None = None,
+    decisions: DecisionService | None = None,
 ) -> dict[str, Method]:
     """name -> Method for every method the services answer, `rpc.discover` included.
 
     cstp.findSimilarDecisions is served only when `similar` is given, cstp.searchDocs only
-    when `docs` is.
+    when `docs` is, the decision methods (record, review, get, list, calibration) only
+    when `decisions` is.
     """
 
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
@@ -67,6 +71,8 @@ def build_methods(
         methods["cstp.findSimilarDecisions"] = find_similar_decisions_method(similar)
     if docs is not None:
         methods["cstp.searchDocs"] = search_docs_method(docs)
+    if decisions is not None:
+        methods.update(decision_methods(decisions))
 
     async def discover(params: NoParams, ctx: CallContext) -> dict[str, Any]:
         return openrpc_document(methods, __version__)

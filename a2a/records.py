@@ -14,6 +14,18 @@ Status = Literal[
     "proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"
 ]
 
+#: Outcomes the write methods accept (CONTRACT.md, "Decision records written over the
+#: protocol"); records indexed from files may carry others.
+Outcome = Literal["success", "partial", "failure", "abandoned", "pending"]
+OUTCOMES: Final[tuple[str, ...]] = get_args(Outcome)
+
+#: Fields set by the service, not by the record's content: left out of `content_hash`, so
+#: a review or a re-recording never makes an unchanged file look changed.
+SERVICE_FIELDS: Final = frozenset({"recorded_by", "recorded_at", "lessons", "reviewed_at"})
+#: Bumped when what the store keeps of a record changes, so `cstp index` rewrites every
+#: record once (version 2: the whole record kept in metadata for cstp.getDecision).
+RECORD_FORMAT: Final = "record-v2"
+
 #: Stakes levels, lowest first (CONTRACT.md, filters.stakes).
 STAKES: Final[tuple[str, ...]] = get_args(Stakes)
 #: Status vocabulary (CONTRACT.md, filters.status).
@@ -35,7 +47,12 @@ class DecisionRecord(BaseModel):
     """A decision as stored: metadata for filters plus the text that is embedded.
 
     `date` is timezone-aware UTC. `source` is the file the record came from, relative to
-    the folder given to `cstp index` (POSIX separators), or None.
+    the folder given to `cstp index` (POSIX separators), or None. `recorded_by` (agent id)
+    and `recorded_at` (UTC) are set by the service for records written over the protocol,
+    None for records from files; `lessons` and `reviewed_at` by cstp.reviewDecision.
+    `origin_hash`, never serialised, is the content hash of what the record was first
+    written from when it differs from `content_hash()` (a reviewed record keeps the hash of
+    its file, so re-indexing the unchanged file leaves the review in place).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -53,8 +70,13 @@ class DecisionRecord(BaseModel):
     reasons: list[Reason] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     source: str | None = None
+    recorded_by: str | None = None
+    recorded_at: datetime | None = None
+    lessons: str | None = None
+    reviewed_at: datetime | None = None
+    origin_hash: str | None = Field(default=None, exclude=True, repr=False)
 
-    @field_validator("date")
+    @field_validator("date", "recorded_at", "reviewed_at")
     @classmethod
     def _date_is_utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
@@ -72,9 +94,17 @@ class DecisionRecord(BaseModel):
         return "\n\n".join(part.strip() for part in parts if part and part.strip())
 
     def content_hash(self) -> str:
-        """sha256 hex of the record's canonical JSON: equal hashes mean nothing to re-index."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        """sha256 hex of the record's content as canonical JSON (SERVICE_FIELDS left out,
+        RECORD_FORMAT mixed in): equal hashes mean nothing to re-index.
+        """
+        content = self.model_dump(mode="json", exclude=set(SERVICE_FIELDS))
+        return canonical_hash({"format": RECORD_FORMAT, **content})
+
+
+def canonical_hash(value: object) -> str:
+    """sha256 hex of `value` as canonical JSON (sorted keys, UTF-8, no whitespace)."""
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def derive_id(source: str, index: int | None = None) -> str:

@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     docs_catalog: Path | None = None
     # cstp.findSimilarDecisions score weights; JSON in the environment, summing to 1.
     similarity_weights: SimilarityWeights = DEFAULT_WEIGHTS
+    # cstp.listDecisions: HMAC key of its cursors; replicas behind one address need the
+    # same one. None: a random key per process (a cursor then works on its issuer only).
+    cursor_secret: SecretStr | None = None
 
     @field_validator("embedding_model")
     @classmethod

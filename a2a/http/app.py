@@ -13,6 +13,7 @@ from starlette.routing import Route
 from a2a import __version__
 from a2a.auth.middleware import OPEN_PATHS, BearerAuth
 from a2a.auth.tokens import load_token_table
+from a2a.decisions.wiring import decision_service
 from a2a.docs.service import docs_service
 from a2a.embeddings import Embedder
 from a2a.http import routes
@@ -111,7 +112,10 @@ def service_methods(settings: Settings, store: AsyncStore, embedder: Embedder) -
     """
     service = QueryService(store, embedder, settings.agent_id, hybrid=hybrid_config(settings))
     similar = SimilarityService(store, settings.similarity_weights, settings.agent_id)
-    return build_methods(service, similar, docs=docs_service(settings.docs_catalog))
+    decisions = decision_service(settings, store, embedder)
+    return build_methods(
+        service, similar, docs=docs_service(settings.docs_catalog), decisions=decisions
+    )
 
 
 def _log_access_mode(token_count: int, agents: list[str]) -> None:

@@ -22,6 +22,8 @@ class DecisionMetadata(BaseModel):
     outcome: str | None
     date: str | None
     source: str | None
+    #: Agent id of the writer for records written over the protocol, None for files.
+    recorded_by: str | None = None
 
 
 class DecisionSummary(DecisionMetadata):

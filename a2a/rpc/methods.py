@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +34,7 @@ class Method:
     errors: tuple[int, ...] = ()
     #: Example params objects, shown in the OpenRPC document and the Agent Card's skills.
     examples: tuple[dict[str, Any], ...] = ()
+    scope: Literal["read", "write"] = "read"
 
     def validate(self, params: dict[str, Any] | list[Any] | None) -> BaseModel:
         """The params as `params_model`; raises InvalidParams naming every bad field."""

@@ -1,0 +1,1 @@
+"""Decisions written, reviewed and read over the protocol, and their calibration."""

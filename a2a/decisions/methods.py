@@ -1,0 +1,123 @@
+"""The decision methods of the method table: thin handlers over DecisionService."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2a.decisions.params import (
+    GetCalibrationParams,
+    GetDecisionParams,
+    ListDecisionsParams,
+    RecordDecisionParams,
+    ReviewDecisionParams,
+)
+from a2a.decisions.results import (
+    CalibrationResult,
+    DecisionResult,
+    ListDecisionsResult,
+    RecordDecisionResult,
+)
+from a2a.decisions.service import DecisionService
+from a2a.query.results import DecisionMetadata
+from a2a.rpc import protocol
+from a2a.rpc.methods import CallContext, Method
+
+#: What a decision method can answer besides its result. -32004 (the token lacks the
+#: scope) follows from `Method.scope`, so it is not listed here.
+ERRORS = (
+    protocol.INVALID_PARAMS,
+    protocol.UNAUTHORIZED,
+    protocol.RATE_LIMITED,
+    protocol.STORE_UNAVAILABLE,
+)
+
+_EXAMPLE_DECISION = {
+    "id": "dec-2026-02-invoices-db",
+    "title": "Move the invoices database with a blue-green switch",
+    "category": "architecture",
+    "confidence": 0.8,
+    "stakes": "high",
+    "date": "2026-02-03T10:00:00Z",
+    "context": "The invoices Postgres must move to a new cluster with no downtime.",
+    "decision": "Replicate to the new cluster, then switch traffic in one step.",
+    "reasons": [{"type": "analysis", "text": "Rollback is one DNS change."}],
+    "tags": ["postgres", "migration"],
+}
+
+
+def decision_methods(service: DecisionService) -> dict[str, Method]:
+    """name -> Method for recordDecision, reviewDecision (scope write), getDecision,
+    listDecisions and getCalibration (scope read).
+    """
+
+    async def record_decision(params: RecordDecisionParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.record(params, ctx.agent)).to_wire()
+
+    async def review_decision(params: ReviewDecisionParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.review(params)).model_dump(by_alias=True)
+
+    async def get_decision(params: GetDecisionParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.get(params)).to_wire()
+
+    async def list_decisions(params: ListDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.list(params)).to_wire()
+
+    async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.calibration(params)).to_wire()
+
+    methods = [
+        Method(
+            name="cstp.recordDecision",
+            params_model=RecordDecisionParams,
+            handler=record_decision,
+            summary="Record a decision; durable and searchable when the answer arrives.",
+            result_schema=RecordDecisionResult.model_json_schema(by_alias=True),
+            errors=ERRORS,
+            examples=({"decision": _EXAMPLE_DECISION},),
+            scope="write",
+        ),
+        Method(
+            name="cstp.reviewDecision",
+            params_model=ReviewDecisionParams,
+            handler=review_decision,
+            summary="Report how a decision turned out: outcome, status, lessons.",
+            result_schema=DecisionMetadata.model_json_schema(by_alias=True),
+            errors=ERRORS,
+            examples=(
+                {
+                    "id": "dec-2026-02-invoices-db",
+                    "outcome": "success",
+                    "lessons": "Replication lag peaked at 4 s; the switch took 90 s.",
+                },
+            ),
+            scope="write",
+        ),
+        Method(
+            name="cstp.getDecision",
+            params_model=GetDecisionParams,
+            handler=get_decision,
+            summary="One whole decision record by id: context, decision, reasons, review.",
+            result_schema=DecisionResult.model_json_schema(by_alias=True),
+            errors=ERRORS,
+            examples=({"id": "dec-2026-02-invoices-db"},),
+        ),
+        Method(
+            name="cstp.listDecisions",
+            params_model=ListDecisionsParams,
+            handler=list_decisions,
+            summary="Decisions in date order, filtered, a page at a time (keyset cursor).",
+            result_schema=ListDecisionsResult.model_json_schema(by_alias=True),
+            errors=ERRORS,
+            examples=({"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20},),
+        ),
+        Method(
+            name="cstp.getCalibration",
+            params_model=GetCalibrationParams,
+            handler=get_calibration,
+            summary="How well confidence matched outcomes: Brier score, reliability bins.",
+            result_schema=CalibrationResult.model_json_schema(by_alias=True),
+            errors=ERRORS,
+            examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
+        ),
+    ]
+    return {method.name: method for method in methods}

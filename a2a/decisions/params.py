@@ -1,0 +1,123 @@
+"""Params of the decision methods as sent on the wire, validated strictly (CONTRACT.md,
+"Decision records written over the protocol")."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Final, Literal
+
+from pydantic import AfterValidator, Field, StrictInt, StrictStr
+
+from a2a.query.dates import parse_bound
+from a2a.query.params import Confidence, QueryFilters, WireModel
+from a2a.records import Outcome, Stakes, Status
+
+MAX_TITLE_CHARS: Final = 500
+MAX_REASONS: Final = 20
+MAX_TAGS: Final = 64
+MAX_LESSONS_CHARS: Final = 4000
+MAX_ID_CHARS: Final = 200
+MAX_LIST_LIMIT: Final = 100
+#: Longest cursor read: ours are about 150 characters; a bound keeps a huge one cheap.
+MAX_CURSOR_CHARS: Final = 1000
+_DATE_ONLY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def _instant(value: str) -> str:
+    """An RFC 3339 date-time with an offset (a bare date or a naive time is refused)."""
+    if _DATE_ONLY.match(value):
+        raise ValueError("expected an RFC 3339 date-time with offset, not a bare date")
+    parse_bound(value, "after")
+    return value
+
+
+def _has_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty")
+    return value
+
+
+#: An id a writer may choose: 1..200 characters of `[A-Za-z0-9._:-]` (no `/`, no spaces).
+NewDecisionId = Annotated[
+    StrictStr, Field(min_length=1, max_length=MAX_ID_CHARS, pattern=r"^[A-Za-z0-9._:-]+$")
+]
+#: Any stored id (records from files may use other characters).
+DecisionId = Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Instant = Annotated[StrictStr, AfterValidator(_instant)]
+Text = Annotated[StrictStr, AfterValidator(_has_text)]
+ReviewStatus = Literal["reviewed", "superseded", "deprecated"]
+Order = Literal["dateDesc", "dateAsc"]
+
+
+class ReasonInput(WireModel):
+    """One reason: its type (`analysis`, `pattern`, `alternative`, ...) and its text."""
+
+    type: Annotated[Text, Field(max_length=100)]
+    text: StrictStr = ""
+
+
+class DecisionInput(WireModel):
+    """A decision as a writer sends it. Unknown keys (`recordedBy`, `recordedAt` included)
+    are refused: those two come from the token and the server clock.
+    """
+
+    id: NewDecisionId | None = None
+    title: Annotated[Text, Field(max_length=MAX_TITLE_CHARS)]
+    category: Annotated[Text, Field(max_length=200)] | None = None
+    confidence: Confidence | None = None
+    stakes: Stakes | None = None
+    status: Status | None = None
+    outcome: Outcome | None = None
+    date: Instant | None = None
+    context: StrictStr | None = None
+    decision: StrictStr | None = None
+    reasons: Annotated[list[ReasonInput], Field(max_length=MAX_REASONS)] = Field(
+        default_factory=list
+    )
+    tags: Annotated[list[Annotated[Text, Field(max_length=200)]], Field(max_length=MAX_TAGS)] = (
+        Field(default_factory=list)
+    )
+
+
+class RecordDecisionParams(WireModel):
+    """Params of cstp.recordDecision: `{"decision": {...}}`."""
+
+    decision: DecisionInput
+
+
+class ReviewDecisionParams(WireModel):
+    """Params of cstp.reviewDecision. `lessons` left out keeps the lessons already stored."""
+
+    id: DecisionId
+    outcome: Outcome
+    status: ReviewStatus = "reviewed"
+    lessons: Annotated[StrictStr, Field(max_length=MAX_LESSONS_CHARS)] | None = None
+    reviewed_at: Instant | None = None
+
+    @property
+    def reviewed_instant(self) -> datetime | None:
+        """reviewedAt as a UTC instant, or None (the service then uses its clock)."""
+        return None if self.reviewed_at is None else parse_bound(self.reviewed_at, "after")
+
+
+class GetDecisionParams(WireModel):
+    """Params of cstp.getDecision: `{"id"}`."""
+
+    id: DecisionId
+
+
+class ListDecisionsParams(WireModel):
+    """Params of cstp.listDecisions; `cursor` is a `nextCursor` from an earlier page."""
+
+    filters: QueryFilters | None = None
+    order: Order = "dateDesc"
+    limit: StrictInt = Field(default=20, ge=1, le=MAX_LIST_LIMIT)
+    cursor: Annotated[StrictStr, Field(max_length=MAX_CURSOR_CHARS)] | None = None
+
+
+class GetCalibrationParams(WireModel):
+    """Params of cstp.getCalibration: filters, and the number of equal-width bins."""
+
+    filters: QueryFilters | None = None
+    bins: StrictInt = Field(default=5, ge=2, le=20)

@@ -1,0 +1,71 @@
+"""The columns listDecisions and getCalibration read, and where they come from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.query.filters import to_where
+from a2a.query.params import QueryFilters
+from a2a.store import AsyncStore
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionTable:
+    """One entry per row: id, date (UTC epoch seconds, NaN when absent), confidence (NaN
+    when absent), outcome and category (None when absent); `mask` marks the rows that pass
+    the filters asked for.
+    """
+
+    ids: npt.NDArray[np.str_]
+    date_epoch: npt.NDArray[np.float64]
+    confidence: npt.NDArray[np.float64]
+    outcomes: Sequence[str | None]
+    categories: Sequence[str | None]
+    mask: npt.NDArray[np.bool_]
+
+
+class DecisionTableSource(Protocol):
+    """Gives the table of every stored decision with `filters` applied as its mask."""
+
+    async def table(self, filters: QueryFilters | None) -> DecisionTable:
+        """The table; raises StoreUnavailable when the store cannot answer."""
+        ...
+
+
+class StoreTable:
+    """A DecisionTableSource that reads the matching rows from Chroma on every call.
+
+    Correct on any store but linear in its size per call; the in-process search index
+    (a2a.index) is the source to serve from.
+    """
+
+    def __init__(self, store: AsyncStore) -> None:
+        self._store = store
+
+    async def table(self, filters: QueryFilters | None) -> DecisionTable:
+        """The rows passing `filters` (mask all true)."""
+        rows = await self._store.get(where=to_where(filters))
+        meta = [row.metadata for row in rows]
+        return DecisionTable(
+            ids=np.array([row.id for row in rows], dtype=np.str_),
+            date_epoch=np.array([_number(m.get("date_epoch")) for m in meta], dtype=np.float64),
+            confidence=np.array([_number(m.get("confidence")) for m in meta], dtype=np.float64),
+            outcomes=[_text(m.get("outcome")) for m in meta],
+            categories=[_text(m.get("category")) for m in meta],
+            mask=np.ones(len(rows), dtype=bool),
+        )
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return float("nan")
+    return float(value)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
