@@ -145,6 +145,8 @@ async function months() {
 
 async function refresh(event) {
   event?.preventDefault();
+  delete document.getElementById("brier").dataset.decisions;
+  delete document.getElementById("months-status").dataset.counted;
   if (!window.Chart) {
     showError({ code: 0, message: "The chart library did not load.", data: null, retryAfter: null });
     return;

@@ -53,6 +53,7 @@ async function search(event) {
   const status = document.getElementById("search-status");
   const results = document.getElementById("results");
   fill(status, "Searching…");
+  delete results.dataset.total;
   try {
     const result = await call("cstp.queryDecisions", searchParams());
     clearError();

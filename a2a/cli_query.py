@@ -1,0 +1,196 @@
+"""`cstp query`: one cstp.queryDecisions call from the shell, with every filter and mode."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from a2a import exit_codes
+from a2a.client import precedents
+from a2a.client.clients import CSTPClient
+from a2a.client.errors import CSTPError, TransportError
+from a2a.client.table import decisions_table
+from a2a.query.results import DecisionSummary, QueryDecisionsResult
+from a2a.settings import Settings
+
+#: Bound to every interface: a client on this machine reaches it on loopback.
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
+class Mode(StrEnum):
+    """Retrieval modes of cstp.queryDecisions (CONTRACT.md, `retrievalMode`)."""
+
+    semantic = "semantic"
+    keyword = "keyword"
+    hybrid = "hybrid"
+
+
+class Stakes(StrEnum):
+    """Stakes values a filter may name."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
+def service_url(url: str | None, settings: Settings) -> str:
+    """The base URL to call: `url` (--url / CSTP_URL) when given, else the address that
+    `cstp serve` binds with the same settings (CSTP_HOST, CSTP_PORT), a wildcard host
+    (0.0.0.0, ::) meaning this machine's loopback.
+    """
+    if url:
+        return url
+    host = _WILDCARDS.get(settings.host, settings.host)
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal in a URL (RFC 3986 section 3.2.2)
+    return f"http://{host}:{settings.port}"
+
+
+def query_params(
+    query: str, filters: dict[str, Any], **options: Any
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The `filters` object (None when empty) and the client options left set."""
+    chosen = {k: v for k, v in filters.items() if v not in (None, [])}
+    return chosen or None, {k: v for k, v in options.items() if v is not None}
+
+
+def broad_match_note(decisions: list[DecisionSummary], max_distance: float | None) -> str | None:
+    """The note printed above the results when they are a broad match or no match at all.
+
+    The hook of the retrieval issue (11): `a2a.client.precedents.match_note(decisions,
+    max_distance=...)` decides; until that function exists nothing is printed.
+    """
+    note = getattr(precedents, "match_note", None)
+    if note is None:
+        return None
+    text: str | None = note(decisions, max_distance=max_distance)
+    return text
+
+
+def _print_error(exc: CSTPError, err: Console) -> None:
+    detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
+    label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
+    err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+
+
+def run_query(
+    url: str,
+    token: str | None,
+    query: str,
+    filters: dict[str, Any] | None,
+    options: dict[str, Any],
+    *,
+    as_json: bool,
+    out: Console,
+    err: Console,
+) -> int:
+    """Call the service and print; returns the exit code (exit_codes.OK, FAILED, UNREACHABLE)."""
+    try:
+        with CSTPClient(url, token) as client:
+            result: QueryDecisionsResult = client.query_decisions(query, filters, **options)
+    except TransportError as exc:
+        _print_error(exc, err)
+        return exit_codes.UNREACHABLE
+    except CSTPError as exc:
+        _print_error(exc, err)
+        return exit_codes.FAILED
+    if as_json:
+        out.print_json(json.dumps(result.to_wire()))
+        return exit_codes.OK
+    note = broad_match_note(result.decisions, options.get("max_distance"))
+    if note:
+        err.print(f"[yellow]note:[/yellow] {note}")
+    out.print(decisions_table(result))
+    return exit_codes.OK
+
+
+def query(
+    text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
+    category: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Only this category (exact match).")
+    ] = None,
+    min_confidence: Annotated[
+        float | None, typer.Option(metavar="0..1", help="Only decisions at least this confident.")
+    ] = None,
+    max_confidence: Annotated[
+        float | None, typer.Option(metavar="0..1", help="Only decisions at most this confident.")
+    ] = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DATE",
+            help="Only decisions on or after DATE (YYYY-MM-DD, or RFC 3339 with an offset).",
+        ),
+    ] = None,
+    before: Annotated[
+        str | None,
+        typer.Option(metavar="DATE", help="Only decisions on or before DATE (as --after)."),
+    ] = None,
+    stakes: Annotated[
+        list[Stakes] | None, typer.Option(help="Only these stakes; repeat for several.")
+    ] = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(metavar="STATUS", help="Only this status (decided, reviewed...); repeatable."),
+    ] = None,
+    mode: Annotated[
+        Mode | None, typer.Option(help="Retrieval mode (default: the service's setting).")
+    ] = None,
+    max_distance: Annotated[
+        float | None,
+        typer.Option(metavar="0..2", help="Leave out results farther than this cosine distance."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
+    ] = None,
+    reasons: Annotated[
+        bool, typer.Option("--reasons", help="Ask for each decision's reason types.")
+    ] = False,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CSTP_URL",
+            metavar="URL",
+            help="The service's base URL [default: http://CSTP_HOST:CSTP_PORT].",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CSTP_TOKEN", metavar="TOKEN", help="Bearer token of the calling agent."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON result as sent.")] = False,
+) -> None:
+    """Ask a running service for decisions (cstp.queryDecisions) and print them."""
+    from a2a.cli import settings_or_exit
+
+    filters, options = query_params(
+        text,
+        {
+            "category": category,
+            "minConfidence": min_confidence,
+            "maxConfidence": max_confidence,
+            "dateAfter": after,
+            "dateBefore": before,
+            "stakes": [str(s) for s in stakes or []],
+            "status": status,
+        },
+        limit=limit,
+        include_reasons=True if reasons else None,
+        retrieval_mode=None if mode is None else str(mode),
+        max_distance=max_distance,
+    )
+    base = service_url(url, settings_or_exit() if not url else Settings.model_construct())
+    # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
+    out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    code = run_query(base, token, text, filters, options, as_json=as_json, out=out, err=err)
+    raise typer.Exit(code)

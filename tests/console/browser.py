@@ -1,0 +1,89 @@
+"""Debian's chromium driven by Playwright, and a `cstp serve` with the ADR corpus and examples.
+
+Playwright's own browser download does not work here (and is never run): the tests launch
+the system `/usr/bin/chromium`, which `.ci/run` installs with apt. They skip, saying why,
+only when that binary is absent.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import ADR_CORPUS, REPO, require_shared, rpc_call
+from tests.servers import cstp, free_port, start_cstp, stop
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+EXAMPLES = REPO / "examples" / "decisions"
+#: The token of the agent the console tests paste.
+TOKEN = "console-test-token-0123456789"
+
+
+def require_chromium() -> None:
+    """Skip, saying why, when the system chromium is not installed (`.ci/run` installs it)."""
+    if not CHROMIUM.exists() and shutil.which("chromium") is None:
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless system chromium, as a Playwright Browser."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    executable = CHROMIUM if CHROMIUM.exists() else Path(str(shutil.which("chromium")))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def corpus_server(data_dir: Path, **env: str) -> Iterator[str]:
+    """`cstp serve` with auth on (TOKEN) over the ADR corpus and the example decisions."""
+    require_shared()
+    environment = {
+        "CSTP_DATA_DIR": str(data_dir),
+        "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
+        "CSTP_AGENT_ID": "console-e2e",
+        **env,
+    }
+    indexed = cstp("index", str(ADR_CORPUS), str(EXAMPLES), env=environment)
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    port = free_port()
+    server = start_cstp(port, environment)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(server)
+
+
+def rpc(base_url: str, method: str, params: dict[str, Any]) -> Any:
+    """The result of one call made directly, to compare with what the page shows."""
+    response = httpx.post(
+        f"{base_url}/cstp",
+        json=rpc_call(method, params),
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=60,
+    )
+    body = response.json()
+    assert "result" in body, body
+    return body["result"]

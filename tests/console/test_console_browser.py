@@ -1,0 +1,229 @@
+"""The console in a real chromium against a real `cstp serve` (ADR corpus + example decisions).
+
+Every assertion reads the DOM (ids, data attributes, element counts), compared with what the
+same JSON-RPC call returns when made directly; never pixels, never message wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.console.browser import TOKEN, chromium, corpus_server, require_chromium, rpc
+
+pytestmark = pytest.mark.slow
+
+#: Records every Content-Security-Policy violation the page causes.
+CSP_PROBE = (
+    "window.cspViolations = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    require_chromium()
+    with corpus_server(tmp_path_factory.mktemp("console-store")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser: Any, base_url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.add_init_script(CSP_PROBE)
+    page.goto(f"{base_url}/console")
+    yield page
+    assert page.evaluate("window.cspViolations") == []
+    context.close()
+
+
+def use_token(page: Any, token: str = TOKEN) -> None:
+    page.fill("#token", token)
+    page.click("#token-use")
+
+
+def search(page: Any, query: str) -> list[str]:
+    page.fill("#q", query)
+    page.click("#search-submit")
+    page.wait_for_selector("#results[data-total]", state="attached")
+    ids: list[str] = page.eval_on_selector_all("#results .result", "e => e.map(b => b.dataset.id)")
+    return ids
+
+
+def browse_ids(page: Any, number: int) -> list[str]:
+    page.wait_for_selector(f"#browse-page[data-page='{number}']")
+    ids: list[str] = page.eval_on_selector_all("#browse-rows tr", "e => e.map(r => r.dataset.id)")
+    return ids
+
+
+def test_search_with_filters_and_mode_shows_what_the_api_returns(page: Any, base_url: str) -> None:
+    use_token(page)
+    page.fill("#f-category", "architecture")
+    page.check("input[name='stakes'][value='critical']")
+    page.select_option("#mode", "hybrid")
+    page.fill("#max-distance", "1.2")
+    shown = search(page, "tenant isolation in the database")
+    expected = rpc(
+        base_url,
+        "cstp.queryDecisions",
+        {
+            "query": "tenant isolation in the database",
+            "filters": {"category": "architecture", "stakes": ["critical"]},
+            "retrievalMode": "hybrid",
+            "maxDistance": 1.2,
+            "limit": 10,
+        },
+    )
+    assert shown == [d["id"] for d in expected["decisions"]]
+    assert shown, "the example decisions hold critical architecture decisions"
+    assert page.locator("#results .bar-fill").count() == len(shown)
+
+
+def test_token_stays_in_session_storage_only(page: Any) -> None:
+    use_token(page)
+    assert page.evaluate("Object.values(sessionStorage)") == [TOKEN]
+    assert page.evaluate("localStorage.length") == 0
+    assert TOKEN not in page.url
+
+
+def test_wrong_token_asks_for_a_token(page: Any) -> None:
+    use_token(page, "not-a-known-token")
+    page.fill("#q", "kubernetes clusters")
+    page.click("#search-submit")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.get_attribute("#error", "data-code") == "-32001"
+    assert page.evaluate("document.activeElement.id") == "token"
+
+
+def test_bad_parameter_marks_the_field_the_service_named(page: Any) -> None:
+    use_token(page)
+    page.fill("#max-distance", "5")
+    page.fill("#q", "kubernetes clusters")
+    page.click("#search-submit")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.get_attribute("#error", "data-code") == "-32602"
+    assert page.get_attribute("#max-distance", "aria-invalid") == "true"
+    assert page.get_attribute("#q", "aria-invalid") is None
+
+
+def test_enter_on_a_result_opens_the_whole_decision(page: Any, base_url: str) -> None:
+    use_token(page)
+    ids = search(page, "separate Kubernetes clusters for each environment")
+    page.focus(f"#results .result[data-id='{ids[0]}']")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"dialog#decision[open][data-id='{ids[0]}']")
+    record = rpc(base_url, "cstp.getDecision", {"id": ids[0]})
+    assert page.inner_text("#decision-title") == record["title"]
+    fields = page.eval_on_selector_all("#decision-fields dd", "e => e.map(d => d.textContent)")
+    assert record["id"] in fields
+    page.keyboard.press("Escape")
+    page.wait_for_selector("dialog#decision:not([open])", state="attached")
+    # Focus returns to the result that opened it.
+    assert page.evaluate("document.activeElement.dataset.id") == ids[0]
+
+
+def test_click_on_an_example_decision_shows_its_reasons_and_tags(page: Any, base_url: str) -> None:
+    use_token(page)
+    page.fill("#f-category", "architecture")
+    ids = search(page, "row-level security for tenants")
+    page.click(f"#results .result[data-id='{ids[0]}']")
+    page.wait_for_selector(f"dialog#decision[open][data-id='{ids[0]}']")
+    record = rpc(base_url, "cstp.getDecision", {"id": ids[0]})
+    assert page.locator("#decision-body .reasons li").count() == len(record["reasons"])
+    assert page.locator("#decision-body .tags .tag").count() == len(record["tags"])
+
+
+def test_browse_pages_forward_and_back(page: Any, base_url: str) -> None:
+    use_token(page)
+    page.click("#nav-browse")
+    first = browse_ids(page, 1)
+    expected = rpc(base_url, "cstp.listDecisions", {"order": "dateDesc", "limit": 20})
+    assert first == [d["id"] for d in expected["decisions"]]
+    page.click("#browse-next")
+    second = browse_ids(page, 2)
+    assert len(second) == 20
+    assert not set(first) & set(second)
+    page.click("#browse-next")
+    browse_ids(page, 3)
+    page.click("#browse-prev")
+    assert browse_ids(page, 2) == second
+    page.click("#browse-prev")
+    assert browse_ids(page, 1) == first
+    assert page.is_disabled("#browse-prev")
+
+
+def test_browse_order_toggle_gives_oldest_first(page: Any, base_url: str) -> None:
+    use_token(page)
+    page.click("#nav-browse")
+    browse_ids(page, 1)
+    page.select_option("#order", "dateAsc")
+    page.fill("#page-size", "5")
+    page.click("#browse-load")
+    page.wait_for_function("document.querySelectorAll('#browse-rows tr').length === 5")
+    shown = page.eval_on_selector_all("#browse-rows tr", "e => e.map(r => r.dataset.id)")
+    expected = rpc(base_url, "cstp.listDecisions", {"order": "dateAsc", "limit": 5})
+    assert shown == [d["id"] for d in expected["decisions"]]
+
+
+def test_calibration_draws_the_reliability_diagram_and_brier_score(
+    page: Any, base_url: str
+) -> None:
+    use_token(page)
+    page.click("#nav-calibration")
+    page.wait_for_selector("#brier[data-decisions]")
+    expected = rpc(base_url, "cstp.getCalibration", {"bins": 5})
+    assert page.get_attribute("#brier", "data-decisions") == str(expected["decisions"])
+    assert float(page.get_attribute("#brier", "data-brier")) == pytest.approx(
+        expected["brierScore"]
+    )
+    assert expected["decisions"] > 0, "the example decisions carry confidences and outcomes"
+    datasets = page.evaluate(
+        "Chart.getChart(document.getElementById('reliability-chart')).data.datasets.length"
+    )
+    assert datasets == 2  # the diagonal and the observed bins
+    assert page.locator("#bins-table tbody tr").count() == 5
+    assert page.locator("#category-table tbody tr").count() == len(expected["byCategory"])
+    page.wait_for_selector("#months-status[data-counted]")
+    listed = rpc(base_url, "cstp.listDecisions", {"limit": 100})
+    assert int(page.get_attribute("#months-status", "data-counted")) >= len(listed["decisions"])
+    assert page.evaluate("Chart.getChart(document.getElementById('months-chart')) !== undefined")
+
+
+def test_calibration_follows_the_filters(page: Any, base_url: str) -> None:
+    use_token(page)
+    page.fill("#f-category", "architecture")
+    page.click("#nav-calibration")
+    page.wait_for_selector("#brier[data-decisions]")
+    expected = rpc(base_url, "cstp.getCalibration", {"filters": {"category": "architecture"}})
+    assert page.get_attribute("#brier", "data-decisions") == str(expected["decisions"])
+
+
+def test_narrow_window_has_no_horizontal_scroll(browser: Any, base_url: str) -> None:
+    context = browser.new_context(viewport={"width": 375, "height": 812})
+    page = context.new_page()
+    page.goto(f"{base_url}/console")
+    use_token(page)
+    search(page, "kubernetes clusters")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    context.close()
+    assert width <= 375
+
+
+def test_keyboard_reaches_the_token_views_and_search(page: Any) -> None:
+    reached = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("document.activeElement.id"))
+    for target in ["token", "token-use", "nav-search", "nav-browse", "nav-calibration"]:
+        assert target in reached
+
