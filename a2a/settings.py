@@ -32,6 +32,8 @@ from a2a.limits.config import (
     check_storage_uri,
     method_limits_before,
 )
+from a2a.query.fusion import FusionMethod
+from a2a.query.params import RetrievalMode
 from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
 
 #: Where the settings file is looked for unless CSTP_CONFIG names another.
@@ -100,11 +102,15 @@ class Settings(BaseSettings):
     # Observability (README section Deploy): log lines as JSON or text; /metrics open or not.
     log_format: Literal["json", "text"] = "text"
     metrics_open: bool = True
-    # Hybrid retrieval: reciprocal rank fusion of the semantic and keyword rankings.
-    hybrid_rrf_k: int = Field(default=60, ge=1)
-    hybrid_semantic_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
-    hybrid_keyword_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
-    hybrid_candidates: int = Field(default=100, ge=1, le=10_000)
+    # Retrieval (README, Retrieval modes and their quality): the mode a query without
+    # retrievalMode gets, and the hybrid fusion with its parameters. The defaults are the
+    # winner of `cstp eval`'s cross-validated comparison on the development queries.
+    default_retrieval_mode: RetrievalMode = "semantic"
+    fusion_method: FusionMethod = "rrf"
+    hybrid_rrf_k: int = Field(default=100, ge=1)
+    hybrid_semantic_weight: float = Field(default=0.4, ge=0, allow_inf_nan=False)
+    hybrid_keyword_weight: float = Field(default=0.6, ge=0, allow_inf_nan=False)
+    hybrid_candidates: int = Field(default=50, ge=1, le=10_000)
     # Auth and rate limits (README section Agents, tokens and rate limits).
     auth_tokens: AuthTokens = None
     auth_tokens_file: TokenFile = None

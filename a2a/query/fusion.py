@@ -1,20 +1,91 @@
-"""Reciprocal rank fusion of a semantic and a keyword ranking. Pure: tested by tables."""
+"""Score fusion of a semantic and a keyword ranking into one hybrid ranking. Pure: tested by tables.
+
+Four methods, one entry point (`fuse`):
+
+- `rrf`: reciprocal rank fusion, sum of weight / (k + rank) (Cormack, Clarke and Buettcher,
+  SIGIR 2009). Ranks only; raw scores are ignored.
+- `minmax`: convex combination of min-max normalised scores (each ranking's scores mapped
+  onto [0, 1] by its own min and max).
+- `dbsf`: distribution-based score fusion as in Qdrant: each ranking's scores mapped onto
+  [0, 1] from [mean - 3 std, mean + 3 std] (population std), clipped, then summed with weights.
+- `tmm`: convex combination of theoretical-min-max normalised scores (Bruch, Gai and
+  Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS 2023): the lower
+  bound is the score's theoretical minimum (cosine similarity -1, BM25 0), the upper bound
+  the ranking's best score.
+
+The semantic score is cosine similarity, 1 - distance; the keyword score is BM25. A record
+missing from one ranking gets 0 for that ranking's part. Fused scores are rounded to
+`SCORE_DECIMALS` and sorted descending, ties by id, so equal input gives an equal list.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-
-from a2a.query.keyword import KeywordHit
-from a2a.store import Hit
+from typing import Any, Final, Literal, Protocol, get_args
 
 #: Decimal places kept in fused scores; ties at this precision go by id.
-SCORE_DECIMALS = 6
+SCORE_DECIMALS: Final = 6
+
+FusionMethod = Literal["rrf", "minmax", "dbsf", "tmm"]
+FUSION_METHODS: Final[tuple[str, ...]] = get_args(FusionMethod)
+
+#: Theoretical minimum of each score (tmm): cosine similarity and BM25.
+_SEMANTIC_FLOOR: Final = -1.0
+_KEYWORD_FLOOR: Final = 0.0
+
+
+class SemanticMatch(Protocol):
+    """A semantic match: record id and cosine distance in [0, 2] (lower is closer)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def distance(self) -> float: ...
+
+
+class KeywordMatch(Protocol):
+    """A keyword match: record id and BM25 score (> 0, higher is better)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FusionConfig:
+    """Which fusion and its parameters.
+
+    `rrf_k` is used by `rrf` only. The weights scale each ranking's part in every method;
+    for the score-based methods (`minmax`, `dbsf`, `tmm`) weights summing to 1 make the
+    fused score a convex combination in [0, 1].
+    """
+
+    method: FusionMethod = "rrf"
+    rrf_k: int = 60
+    semantic_weight: float = 1.0
+    keyword_weight: float = 1.0
+
+    def describe(self) -> str:
+        """A short label: `rrf k=60 w=1.0/1.0`, `minmax w=0.7/0.3`."""
+        weights = f"w={self.semantic_weight:g}/{self.keyword_weight:g}"
+        return (
+            f"rrf k={self.rrf_k} {weights}" if self.method == "rrf" else f"{self.method} {weights}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class FusedHit:
-    """One fused result and where it came from (ranks are 1-based; None = not retrieved)."""
+    """One fused result and where it came from (ranks are 1-based; None = not retrieved).
+
+    `semantic_score` and `keyword_score` are each ranking's weighted part of `score`
+    (unrounded parts, so they may differ from `score` in the last decimal). `distance` is
+    the cosine distance when either ranking carried one, `bm25` the keyword score.
+    """
 
     id: str
     score: float
@@ -22,40 +93,141 @@ class FusedHit:
     keyword_rank: int | None
     distance: float | None
     bm25: float | None
+    semantic_score: float = 0.0
+    keyword_score: float = 0.0
+
+
+Normaliser = Callable[[Sequence[float], float], list[float]]
+
+
+def min_max(scores: Sequence[float], floor: float = 0.0) -> list[float]:
+    """Scores mapped onto [0, 1] by their min and max; all equal (or one) -> all 1.0."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
+
+
+def three_sigma(scores: Sequence[float], floor: float = 0.0) -> list[float]:
+    """Scores mapped onto [0, 1] from [mean - 3 std, mean + 3 std], clipped (Qdrant's DBSF).
+
+    A spread of 0 (one score, or all equal) maps every score to 0.5, the mean's place.
+    """
+    if not scores:
+        return []
+    mean, std = statistics.fmean(scores), statistics.pstdev(scores)
+    if std == 0:
+        return [0.5] * len(scores)
+    low, span = mean - 3 * std, 6 * std
+    return [min(1.0, max(0.0, (s - low) / span)) for s in scores]
+
+
+def theoretical_min_max(scores: Sequence[float], floor: float) -> list[float]:
+    """Scores mapped onto [0, 1] from [theoretical `floor`, observed max] (Bruch et al.'s TMM)."""
+    if not scores:
+        return []
+    span = max(scores) - floor
+    return [1.0 if span <= 0 else (s - floor) / span for s in scores]
+
+
+_NORMALISERS: Final[Mapping[str, Normaliser]] = {
+    "minmax": min_max,
+    "dbsf": three_sigma,
+    "tmm": theoretical_min_max,
+}
+
+
+def _parts(
+    semantic: Sequence[SemanticMatch], keyword: Sequence[KeywordMatch], config: FusionConfig
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each ranking's weighted part per record id, by the configured method."""
+    if config.method == "rrf":
+        return (
+            {h.id: config.semantic_weight / (config.rrf_k + r) for r, h in enumerate(semantic, 1)},
+            {h.id: config.keyword_weight / (config.rrf_k + r) for r, h in enumerate(keyword, 1)},
+        )
+    normalise = _NORMALISERS[config.method]
+    similarity = normalise([1.0 - h.distance for h in semantic], _SEMANTIC_FLOOR)
+    bm25 = normalise([h.score for h in keyword], _KEYWORD_FLOOR)
+    return (
+        {h.id: config.semantic_weight * s for h, s in zip(semantic, similarity, strict=True)},
+        {h.id: config.keyword_weight * s for h, s in zip(keyword, bm25, strict=True)},
+    )
+
+
+def fuse(
+    semantic: Sequence[SemanticMatch], keyword: Sequence[KeywordMatch], config: FusionConfig
+) -> list[FusedHit]:
+    """Both rankings fused by `config.method`, best first (score descending, then id).
+
+    `semantic` must be ranked by distance ascending and `keyword` by BM25 descending (as the
+    query service and the keyword index return them); a record id appears at most once in
+    each. A keyword hit that carries a `distance` attribute lends it to the fused hit when
+    the semantic ranking does not have the record. Raises KeyError for an unknown method.
+    """
+    semantic_part, keyword_part = _parts(semantic, keyword, config)
+    distance: dict[str, float] = {}
+    for hit in keyword:
+        if (value := getattr(hit, "distance", None)) is not None:
+            distance[hit.id] = value
+    distance.update({hit.id: hit.distance for hit in semantic})
+    bm25 = {hit.id: hit.score for hit in keyword}
+    semantic_rank = {hit.id: rank for rank, hit in enumerate(semantic, 1)}
+    keyword_rank = {hit.id: rank for rank, hit in enumerate(keyword, 1)}
+    fused = [
+        FusedHit(
+            id=record_id,
+            score=round(
+                semantic_part.get(record_id, 0.0) + keyword_part.get(record_id, 0.0),
+                SCORE_DECIMALS,
+            ),
+            semantic_rank=semantic_rank.get(record_id),
+            keyword_rank=keyword_rank.get(record_id),
+            distance=distance.get(record_id),
+            bm25=bm25.get(record_id),
+            semantic_score=semantic_part.get(record_id, 0.0),
+            keyword_score=keyword_part.get(record_id, 0.0),
+        )
+        for record_id in semantic_rank.keys() | keyword_rank.keys()
+    ]
+    return sorted(fused, key=lambda hit: (-hit.score, hit.id))
+
+
+def explain(hit: FusedHit, config: FusionConfig) -> dict[str, Any]:
+    """The score components of one fused hit for `explain: true` (camelCase wire keys).
+
+    Every method: `method`, `semanticRank`, `semanticScore` (the weighted semantic part),
+    `distance`, `keywordRank`, `keywordScore` (the weighted keyword part), `bm25`,
+    `semanticWeight`, `keywordWeight`; `rrf` adds `rrfK`.
+    """
+    components: dict[str, Any] = {
+        "method": config.method,
+        "semanticRank": hit.semantic_rank,
+        "semanticScore": round(hit.semantic_score, SCORE_DECIMALS),
+        "distance": hit.distance,
+        "keywordRank": hit.keyword_rank,
+        "keywordScore": round(hit.keyword_score, SCORE_DECIMALS),
+        "bm25": hit.bm25,
+        "semanticWeight": config.semantic_weight,
+        "keywordWeight": config.keyword_weight,
+    }
+    if config.method == "rrf":
+        components["rrfK"] = config.rrf_k
+    return components
 
 
 def reciprocal_rank_fusion(
-    semantic: Sequence[Hit],
-    keyword: Sequence[KeywordHit],
+    semantic: Sequence[SemanticMatch],
+    keyword: Sequence[KeywordMatch],
     *,
     k: int = 60,
     semantic_weight: float = 1.0,
     keyword_weight: float = 1.0,
 ) -> list[FusedHit]:
-    """Both rankings fused by weighted RRF: score = sum of weight / (k + rank).
+    """Weighted RRF, `fuse` with method `rrf`: score = sum of weight / (k + rank).
 
-    `semantic` and `keyword` must already be ranked (best first). RRF (Cormack, Clarke and
-    Buettcher, SIGIR 2009) uses ranks, not raw scores, so cosine distances and BM25 scores
-    need no normalisation; k = 60 is their value. Sorted by score descending, then id.
+    Kept for the query service's current call site; k = 60 is Cormack et al.'s value.
     """
-    distance = {hit.id: hit.distance for hit in semantic}
-    bm25 = {hit.id: hit.score for hit in keyword}
-    semantic_rank = {hit.id: rank for rank, hit in enumerate(semantic, 1)}
-    keyword_rank = {hit.id: rank for rank, hit in enumerate(keyword, 1)}
-    fused = []
-    for record_id in semantic_rank.keys() | keyword_rank.keys():
-        s_rank, k_rank = semantic_rank.get(record_id), keyword_rank.get(record_id)
-        score = (semantic_weight / (k + s_rank) if s_rank else 0.0) + (
-            keyword_weight / (k + k_rank) if k_rank else 0.0
-        )
-        fused.append(
-            FusedHit(
-                id=record_id,
-                score=round(score, SCORE_DECIMALS),
-                semantic_rank=s_rank,
-                keyword_rank=k_rank,
-                distance=distance.get(record_id),
-                bm25=bm25.get(record_id),
-            )
-        )
-    return sorted(fused, key=lambda hit: (-hit.score, hit.id))
+    return fuse(semantic, keyword, FusionConfig("rrf", k, semantic_weight, keyword_weight))

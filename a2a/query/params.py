@@ -106,21 +106,29 @@ class QueryFilters(WireModel):
 
 
 #: `semantic`: Chroma cosine distance (F002's behaviour); `keyword`: BM25; `hybrid`: both,
-#: fused by reciprocal rank fusion.
+#: fused (the method and its parameters are settings: `CSTP_FUSION_METHOD`, `CSTP_HYBRID_*`).
 RetrievalMode = Literal["semantic", "keyword", "hybrid"]
+
+#: Cosine distance in [0, 2]; strict: bool, strings, NaN and Infinity are refused.
+CosineDistance = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
 
 
 class QueryDecisionsParams(WireModel):
     """Params of cstp.queryDecisions (F002; CONTRACT.md section cstp.queryDecisions params).
 
-    `retrievalMode` and `explain` extend F002; their defaults give F002's behaviour.
+    `retrievalMode`, `maxDistance` and `explain` extend F002; absent, they give F002's
+    behaviour. `retrieval_mode` is None when the caller did not choose: the service then
+    uses the server's `default_retrieval_mode` setting (`CSTP_DEFAULT_RETRIEVAL_MODE`,
+    itself `semantic` unless configured). `max_distance` (None: no bound) leaves out
+    results whose cosine distance exceeds it, in every mode.
     """
 
     query: StrictStr = Field(max_length=MAX_QUERY_CHARS)
     filters: QueryFilters | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     include_reasons: StrictBool = False
-    retrieval_mode: RetrievalMode = "semantic"
+    retrieval_mode: RetrievalMode | None = None
+    max_distance: CosineDistance | None = None
     explain: StrictBool = False
 
     @field_validator("query")
@@ -129,3 +137,7 @@ class QueryDecisionsParams(WireModel):
         if not value.strip():
             raise ValueError("query is empty")
         return value
+
+    def mode_or(self, default: RetrievalMode) -> RetrievalMode:
+        """The retrieval mode asked for, or `default` (the server's setting) when none was."""
+        return default if self.retrieval_mode is None else self.retrieval_mode

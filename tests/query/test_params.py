@@ -196,3 +196,45 @@ def test_non_object_filters_reason_names_no_internal_class() -> None:
     with pytest.raises(InvalidParams) as caught:
         _validate({"query": "x", "filters": ["a"]})
     assert "QueryFilters" not in caught.value.errors[0].reason
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(0, 0.0), (0.35, 0.35), (1, 1.0), (2, 2.0), (2.0, 2.0), (None, None)],
+    ids=["zero", "fraction", "integer", "upper-bound-int", "upper-bound-float", "null"],
+)
+def test_max_distance_accepts_finite_numbers_from_0_to_2(
+    value: float | None, expected: float | None
+) -> None:
+    assert _validate({"query": "x", "maxDistance": value}).max_distance == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [True, False, "0.5", float("nan"), float("inf"), float("-inf"), -0.01, 2.01, [0.5], {}],
+    ids=[
+        "true",
+        "false",
+        "string",
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "below-0",
+        "above-2",
+        "list",
+        "object",
+    ],
+)
+def test_max_distance_rejects_anything_but_a_number_in_range(value: Any) -> None:
+    assert _bad_fields({"query": "x", "maxDistance": value}) == ["maxDistance"]
+
+
+def test_snake_case_max_distance_is_an_unknown_key() -> None:
+    assert _bad_fields({"query": "x", "max_distance": 0.5}) == ["max_distance"]
+
+
+def test_absent_retrieval_mode_and_max_distance_are_left_to_the_server() -> None:
+    params = _validate({"query": "x"})
+    assert (params.retrieval_mode, params.max_distance) == (None, None)
+    assert params.mode_or("keyword") == "keyword"
+    assert _validate({"query": "x", "retrievalMode": "hybrid"}).mode_or("keyword") == "hybrid"
