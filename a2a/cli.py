@@ -1,9 +1,16 @@
-"""The `cstp` command: serve the JSON-RPC service, index decision files."""
+"""The `cstp` command: index decision records, serve them over JSON-RPC, query and evaluate.
+
+Exit codes (a2a.exit_codes): 0 done; 1 some files failed to index, or the service answered
+`query` with an error; 2 a bad setting, option or argument; 3 the store or embedding model
+cannot be used; 4 the address cannot be bound; 5 the service cannot be reached; 130/143
+stopped by SIGINT/SIGTERM.
+"""
 
 from __future__ import annotations
 
+import errno
 import signal
-import sys
+import socket
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,7 +18,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from a2a import exit_codes
 from a2a.auth.tokens import TokenFormatError, load_token_table
+from a2a.cli_help import PlainHelpCommand
+from a2a.cli_query import query
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
@@ -20,11 +30,23 @@ from a2a.settings import Settings, SettingsError, load_settings
 from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    # Plain click help: typer's rich panels print Python types (`<list[Path]>`, `<bool>`).
+    rich_markup_mode=None,
+    help="Decision memory for AI agents: index decision records, serve them over JSON-RPC 2.0,"
+    " query and evaluate. Exit codes: 0 done, 1 failed (some files, or the query), 2 bad"
+    " settings or options, 3 store or model unusable, 4 address in use, 5 service"
+    " unreachable, 130/143 interrupted.",
+)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-#: Exit codes: 1 some files failed to index, 2 bad settings, 3 store/model not usable.
-EXIT_FILES_FAILED, EXIT_SETTINGS, EXIT_STORE = 1, 2, 3
+EXIT_SETTINGS, EXIT_STORE, EXIT_ADDRESS = (
+    exit_codes.SETTINGS,
+    exit_codes.STORE,
+    exit_codes.ADDRESS,
+)
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -44,8 +66,13 @@ def _open(settings: Settings, role: str) -> Runtime:
 
 
 def _run_index(
-    runtime: Runtime, paths: list[Path], stop: StopRequest | None = None
+    runtime: Runtime,
+    paths: list[Path],
+    stop: StopRequest | None = None,
+    progress_bar: bool | None = None,
 ) -> IndexSummary:
+    """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
+    otherwise), warnings, failures and a one-line summary on stderr."""
     indexer = Indexer(runtime.store, runtime.embedder)
     summary = IndexSummary()
     records = indexer.load(paths, summary)
@@ -55,7 +82,7 @@ def _run_index(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
-        disable=not err.is_terminal,
+        disable=not (err.is_terminal if progress_bar is None else progress_bar),
         transient=True,
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
@@ -86,18 +113,32 @@ def _say_stopping(sig: signal.Signals) -> None:
     err.print(f"{sig.name}: stopping once the batch being written is stored")
 
 
-@app.command()
+@app.command(cls=PlainHelpCommand, short_help="Index decision records and ADRs into the store.")
 def index(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders of decision records.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="PATH", help="Files or folders of decision records."),
+    ],
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show a progress bar (default: when stderr is a terminal).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Index decision records (YAML, JSON) and ADRs (Markdown) into the store."""
+    """Index decision records (YAML, JSON), ADRs (Markdown) and precedent folders into the store.
+
+    Prints a summary at the end: new, updated, unchanged and failed records, skipped files.
+    """
     settings = _settings()
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
     with stop_on_signals(_say_stopping) as stop:
         try:
-            summary = _run_index(runtime, paths, stop)
+            summary = _run_index(runtime, paths, stop, progress)
         except StoreUnavailable as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_STORE) from None
@@ -106,26 +147,42 @@ def index(
     raise typer.Exit(stop.exit_code if summary.interrupted else summary.exit_code)
 
 
-@app.command()
+@app.command(short_help="Serve JSON-RPC, MCP and the console over HTTP.")
 def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to bind (CSTP_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port (CSTP_PORT).")] = None,
+    host: Annotated[
+        str | None, typer.Option(metavar="HOST", help="Interface to bind (CSTP_HOST).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(metavar="PORT", help="TCP port (CSTP_PORT).")] = None,
     index_paths: Annotated[
         list[Path] | None,
-        typer.Option("--index", help="Index these files or folders before serving."),
+        typer.Option(
+            "--index", metavar="PATH", help="Index these files or folders first; repeatable."
+        ),
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="Server processes (CSTP_WORKERS); >1 needs Redis and Chroma."),
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Server processes (CSTP_WORKERS); more than 1 needs Redis and a Chroma server.",
+        ),
     ] = None,
 ) -> None:
-    """Serve cstp.queryDecisions over JSON-RPC 2.0 at POST /cstp."""
+    """Serve the decision memory over HTTP until stopped.
+
+    JSON-RPC 2.0 at POST /cstp (queryDecisions, findSimilarDecisions, recordDecision,
+    reviewDecision, getDecision, listDecisions, getCalibration, searchDocs, rpc.discover;
+    rpc.discover lists what this version serves), the same methods as MCP tools at /mcp, the
+    operator console at GET /console, GET /health, /ready, /metrics and the A2A agent card.
+    Settings come from CSTP_* variables and the config file; see the README.
+    """
     import uvicorn
 
     from a2a.http.app import create_app
 
     settings = _settings(host=host, port=port, workers=workers)
     _check_workers(settings)
+    _check_address(settings.host, settings.port)
     try:
         load_token_table(settings)
     except TokenFormatError as exc:
@@ -201,6 +258,31 @@ def _check_method_settings(settings: Settings, runtime: Runtime) -> None:
         raise typer.Exit(EXIT_SETTINGS) from None
 
 
+def _check_address(host: str, port: int) -> None:
+    """Exit 4 (exit_codes.ADDRESS) when `host:port` cannot be bound, before the store is opened.
+
+    Bound with SO_REUSEADDR as uvicorn binds, so a port in TIME_WAIT is not a false alarm.
+    Only a check: another process may still take the port before uvicorn binds it.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        err.print(f"[red]error:[/red] cannot bind {host}:{port}: {exc.strerror}")
+        raise typer.Exit(EXIT_ADDRESS) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            reason = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+            err.print(
+                f"[red]error:[/red] cannot bind {host}:{port}: {reason}; stop the other"
+                " process or choose another port (--port, CSTP_PORT)"
+            )
+            raise typer.Exit(EXIT_ADDRESS) from None
+
+
 def _check_workers(settings: Settings) -> None:
     """Refuse several workers that would each keep their own limits or fight over one store."""
     if settings.workers == 1:
@@ -218,15 +300,20 @@ def _check_workers(settings: Settings) -> None:
         raise typer.Exit(EXIT_SETTINGS)
 
 
-@app.command("eval")
+@app.command(
+    "eval", cls=PlainHelpCommand, short_help="Score the retrieval modes on labelled queries."
+)
 def evaluate_command(
-    corpus: Annotated[Path, typer.Argument(help="Folder of decision files (e.g. ADRs).")],
-    queries: Annotated[Path, typer.Argument(help="JSONL of labelled queries.")],
+    corpus: Annotated[
+        Path, typer.Argument(metavar="CORPUS", help="Folder of decision files (e.g. ADRs).")
+    ],
+    queries: Annotated[Path, typer.Argument(metavar="QUERIES", help="JSONL of labelled queries.")],
     model: Annotated[
-        str | None, typer.Option(help="Embedding model (default: CSTP_EMBEDDING_MODEL).")
+        str | None,
+        typer.Option(metavar="NAME", help="Embedding model (default: CSTP_EMBEDDING_MODEL)."),
     ] = None,
     modes: Annotated[
-        str, typer.Option(help="Comma-separated retrieval modes.")
+        str, typer.Option(metavar="MODES", help="Comma-separated retrieval modes.")
     ] = "semantic,keyword,hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -285,39 +372,9 @@ def evaluate_command(
     print(format_table(reports))
 
 
-@app.command()
-def query(
-    text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
-    category: Annotated[str | None, typer.Option(help="Exact category filter.")] = None,
-    status: Annotated[
-        list[str] | None, typer.Option(help="Status filter; repeat for several.")
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="Most decisions returned (1..50).")] = None,
-    url: Annotated[
-        str, typer.Option(envvar="CSTP_URL", help="The service's base URL.")
-    ] = "http://127.0.0.1:8000",
-    token: Annotated[
-        str | None, typer.Option(envvar="CSTP_TOKEN", help="Bearer token of the calling agent.")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON result.")] = False,
-) -> None:
-    """Ask a running service for decisions (cstp.queryDecisions) and print them."""
-    from a2a.client.command import run_query
-
-    # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
-    out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
-    code = run_query(
-        text,
-        url=url,
-        token=token,
-        category=category,
-        status=status,
-        limit=limit,
-        as_json=as_json,
-        out=out,
-        err=err,
-    )
-    raise typer.Exit(code)
+app.command("query", cls=PlainHelpCommand, short_help="Search a running service from the shell.")(
+    query
+)
 
 
 def main() -> None:

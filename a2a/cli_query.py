@@ -16,7 +16,7 @@ from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.client.table import decisions_table
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
-from a2a.settings import Settings
+from a2a.settings import Settings, SettingsError, load_settings
 
 #: Bound to every interface: a client on this machine reaches it on loopback.
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
@@ -39,25 +39,33 @@ class Stakes(StrEnum):
     critical = "critical"
 
 
-def service_url(url: str | None, settings: Settings) -> str:
-    """The base URL to call: `url` (--url / CSTP_URL) when given, else the address that
-    `cstp serve` binds with the same settings (CSTP_HOST, CSTP_PORT), a wildcard host
-    (0.0.0.0, ::) meaning this machine's loopback.
+def default_url(settings: Settings) -> str:
+    """The address `cstp serve` binds with the same settings (CSTP_HOST, CSTP_PORT), as a
+    base URL; a wildcard host (0.0.0.0, ::) means this machine's loopback.
     """
-    if url:
-        return url
     host = _WILDCARDS.get(settings.host, settings.host)
     if ":" in host:
         host = f"[{host}]"  # an IPv6 literal in a URL (RFC 3986 section 3.2.2)
     return f"http://{host}:{settings.port}"
 
 
-def query_params(
-    query: str, filters: dict[str, Any], **options: Any
-) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The `filters` object (None when empty) and the client options left set."""
+def _settings(err: Console) -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(exit_codes.SETTINGS) from None
+
+
+def query_params(query: str, filters: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """cstp.queryDecisions params by wire name; filters and options left unset are not sent
+    (the service's defaults apply, and its -32602 names any bad value)."""
+    params: dict[str, Any] = {"query": query}
     chosen = {k: v for k, v in filters.items() if v not in (None, [])}
-    return chosen or None, {k: v for k, v in options.items() if v is not None}
+    if chosen:
+        params["filters"] = chosen
+    params.update({k: v for k, v in options.items() if v is not None})
+    return params
 
 
 def broad_match_note(decisions: list[DecisionSummary], max_distance: float | None) -> str | None:
@@ -82,9 +90,7 @@ def _print_error(exc: CSTPError, err: Console) -> None:
 def run_query(
     url: str,
     token: str | None,
-    query: str,
-    filters: dict[str, Any] | None,
-    options: dict[str, Any],
+    params: dict[str, Any],
     *,
     as_json: bool,
     out: Console,
@@ -93,7 +99,8 @@ def run_query(
     """Call the service and print; returns the exit code (exit_codes.OK, FAILED, UNREACHABLE)."""
     try:
         with CSTPClient(url, token) as client:
-            result: QueryDecisionsResult = client.query_decisions(query, filters, **options)
+            wire = client.call("cstp.queryDecisions", params)
+        result = QueryDecisionsResult.model_validate(wire)
     except TransportError as exc:
         _print_error(exc, err)
         return exit_codes.UNREACHABLE
@@ -103,7 +110,7 @@ def run_query(
     if as_json:
         out.print_json(json.dumps(result.to_wire()))
         return exit_codes.OK
-    note = broad_match_note(result.decisions, options.get("max_distance"))
+    note = broad_match_note(result.decisions, params.get("maxDistance"))
     if note:
         err.print(f"[yellow]note:[/yellow] {note}")
     out.print(decisions_table(result))
@@ -133,14 +140,21 @@ def query(
         typer.Option(metavar="DATE", help="Only decisions on or before DATE (as --after)."),
     ] = None,
     stakes: Annotated[
-        list[Stakes] | None, typer.Option(help="Only these stakes; repeat for several.")
+        list[Stakes] | None,
+        typer.Option(
+            metavar="STAKES", help="Only this stakes (low, medium, high, critical); repeatable."
+        ),
     ] = None,
     status: Annotated[
         list[str] | None,
         typer.Option(metavar="STATUS", help="Only this status (decided, reviewed...); repeatable."),
     ] = None,
     mode: Annotated[
-        Mode | None, typer.Option(help="Retrieval mode (default: the service's setting).")
+        Mode | None,
+        typer.Option(
+            metavar="MODE",
+            help="semantic, keyword or hybrid (default: the service's setting).",
+        ),
     ] = None,
     max_distance: Annotated[
         float | None,
@@ -157,7 +171,7 @@ def query(
         typer.Option(
             envvar="CSTP_URL",
             metavar="URL",
-            help="The service's base URL [default: http://CSTP_HOST:CSTP_PORT].",
+            help="The service's base URL; default http://CSTP_HOST:CSTP_PORT as `serve` binds.",
             show_default=False,
         ),
     ] = None,
@@ -170,9 +184,7 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON result as sent.")] = False,
 ) -> None:
     """Ask a running service for decisions (cstp.queryDecisions) and print them."""
-    from a2a.cli import settings_or_exit
-
-    filters, options = query_params(
+    params = query_params(
         text,
         {
             "category": category,
@@ -184,13 +196,13 @@ def query(
             "status": status,
         },
         limit=limit,
-        include_reasons=True if reasons else None,
-        retrieval_mode=None if mode is None else str(mode),
-        max_distance=max_distance,
+        includeReasons=True if reasons else None,
+        retrievalMode=None if mode is None else str(mode),
+        maxDistance=max_distance,
     )
-    base = service_url(url, settings_or_exit() if not url else Settings.model_construct())
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    base = url or default_url(_settings(err))
     # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
     out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    code = run_query(base, token, text, filters, options, as_json=as_json, out=out, err=err)
+    code = run_query(base, token, params, as_json=as_json, out=out, err=err)
     raise typer.Exit(code)

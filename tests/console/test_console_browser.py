@@ -226,4 +226,3 @@ def test_keyboard_reaches_the_token_views_and_search(page: Any) -> None:
         reached.append(page.evaluate("document.activeElement.id"))
     for target in ["token", "token-use", "nav-search", "nav-browse", "nav-calibration"]:
         assert target in reached
-

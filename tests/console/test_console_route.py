@@ -6,12 +6,11 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-import httpx
 import pytest
 
 from a2a.embeddings import Embedder
 from a2a.http.console import CONTENT_SECURITY_POLICY, PAGE_PATH, load_assets
-from a2a.settings import load_settings
+from a2a.settings import Settings, load_settings
 from tests.conftest import app_client, rpc_call
 
 CONSOLE = Path(__file__).resolve().parents[2] / "a2a" / "console"
@@ -81,12 +80,12 @@ def test_chart_library_ships_with_its_licence_and_version() -> None:
 
 
 @pytest.fixture
-def auth_settings(tmp_path: Path):  # type: ignore[no-untyped-def]
+def auth_settings(tmp_path: Path) -> Settings:
     return load_settings(data_dir=tmp_path / "data", auth_tokens="ops:console-test-token")
 
 
 async def test_console_is_served_without_a_token_with_a_same_origin_csp(
-    auth_settings, embedder: Embedder
+    auth_settings: Settings, embedder: Embedder
 ) -> None:
     async with app_client(auth_settings, embedder) as client:
         page = await client.get(PAGE_PATH)
@@ -113,7 +112,7 @@ async def test_console_is_served_without_a_token_with_a_same_origin_csp(
     ids=["trailing-slash", "unknown-asset", "dot-dot", "folder"],
 )
 async def test_paths_outside_the_asset_table_are_not_served(
-    path: str, auth_settings, embedder: Embedder
+    path: str, auth_settings: Settings, embedder: Embedder
 ) -> None:
     async with app_client(auth_settings, embedder) as client:
         response = await client.get(path)
@@ -122,7 +121,7 @@ async def test_paths_outside_the_asset_table_are_not_served(
     assert "content-security-policy" not in response.headers
 
 
-async def test_console_assets_refuse_post(auth_settings, embedder: Embedder) -> None:
+async def test_console_assets_refuse_post(auth_settings: Settings, embedder: Embedder) -> None:
     async with app_client(auth_settings, embedder) as client:
         response = await client.post(PAGE_PATH)
     assert response.status_code == 405

@@ -1,0 +1,44 @@
+"""Help pages of the `cstp` command as plain text, without typer's Python type column.
+
+typer renders each parameter's Python annotation (`<list[Path]>`, `--json <bool>`) next to
+it; a user needs the metavar (`PATH`, `URL`) and the help. With `rich_markup_mode=None` on the
+app, options already print as click does (`--port PORT`, flags bare); this command class
+does the same for arguments and for the usage line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.core import TyperCommand
+
+
+def _metavar(param: Any) -> str:
+    name = str(param.metavar or (param.name or "").upper())
+    return f"{name}..." if param.nargs == -1 else name
+
+
+class PlainHelpCommand(TyperCommand):
+    """A typer command whose help lists arguments by metavar, never by Python type."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """`[OPTIONS] PATH...`: the options marker, then each argument's metavar."""
+        pieces = ["[OPTIONS]"] if any(p.param_type_name == "option" for p in self.params) else []
+        return pieces + [_metavar(p) for p in self.params if p.param_type_name == "argument"]
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """The Arguments and Options sections, as click writes them."""
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((_metavar(param), record[1]))
+            else:
+                options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
