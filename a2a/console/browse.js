@@ -10,6 +10,8 @@ import { currentFilters, numberOf } from "./filters.js";
 // cursors[i] is the cursor that gives page i (null for the first); next is the current page's nextCursor.
 let cursors = [null];
 let next = null;
+// Successful loads so far, on the table as data-loads: a page that shows one can be waited on.
+let loads = 0;
 
 function params(cursor) {
   const f = document.getElementById("browse-form").elements;
@@ -47,6 +49,8 @@ async function load(stack) {
     cursors = stack;
     next = result.nextCursor;
     fill(document.getElementById("browse-rows"), ...result.decisions.map(row));
+    loads += 1;
+    document.getElementById("browse-table").dataset.loads = String(loads);
     const label = document.getElementById("browse-page");
     label.dataset.page = String(page + 1);
     fill(label, `Page ${page + 1} · ${result.decisions.length} decisions`);

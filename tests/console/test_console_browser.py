@@ -169,7 +169,7 @@ def test_browse_order_toggle_gives_oldest_first(page: Any, base_url: str) -> Non
     page.select_option("#order", "dateAsc")
     page.fill("#page-size", "5")
     page.click("#browse-load")
-    page.wait_for_function("document.querySelectorAll('#browse-rows tr').length === 5")
+    page.wait_for_selector("#browse-table[data-loads='2']", state="attached")
     shown = page.eval_on_selector_all("#browse-rows tr", "e => e.map(r => r.dataset.id)")
     expected = rpc(base_url, "cstp.listDecisions", {"order": "dateAsc", "limit": 5})
     assert shown == [d["id"] for d in expected["decisions"]]
