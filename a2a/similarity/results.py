@@ -8,7 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from a2a.query.results import DecisionMetadata
-from a2a.similarity.scoring import ScoreComponents
+from a2a.similarity.scoring import Profile, ScoreComponents
+
+#: Why a probe matches nothing at all: similarity compares only these fields (seed 000), so a
+#: record without them (an ADR, say) has no neighbours.
+NO_STRUCTURE = "the probe has no tags, category or stakes"
 
 
 class SimilarDecision(DecisionMetadata):
@@ -27,7 +31,11 @@ class SimilarDecision(DecisionMetadata):
 
 
 class FindSimilarDecisionsResult(BaseModel):
-    """The result object: decisions (score descending, ties by id), count, time, agent id."""
+    """The result object: decisions (score descending, ties by id), count, time, agent id.
+
+    `reason` is there only when the list is empty for a cause the caller can act on
+    (NO_STRUCTURE); it is left off the wire otherwise.
+    """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
@@ -35,7 +43,18 @@ class FindSimilarDecisionsResult(BaseModel):
     total: int
     query_time_ms: int = Field(description="milliseconds of server wall time for the call")
     agent: str
+    reason: str | None = Field(
+        default=None, description="why no decision can match, e.g. " + repr(NO_STRUCTURE)
+    )
 
     def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase."""
-        return self.model_dump(by_alias=True)
+        """JSON-ready dict in the wire's camelCase, without `reason` when there is none."""
+        wire = self.model_dump(by_alias=True)
+        if wire["reason"] is None:
+            del wire["reason"]
+        return wire
+
+
+def no_match_reason(probe: Profile) -> str | None:
+    """NO_STRUCTURE when `probe` has none of the fields similarity compares, else None."""
+    return None if probe.tags or probe.category or probe.stakes else NO_STRUCTURE

@@ -9,7 +9,7 @@ from typing import Any
 from a2a.errors import FieldError, InvalidParams
 from a2a.query.filters import to_where
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
-from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision
+from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, no_match_reason
 from a2a.similarity.scoring import Profile, Scored, normalize_tags, rank_by_score
 from a2a.similarity.weights import SimilarityWeights
 from a2a.store import AsyncStore
@@ -56,6 +56,7 @@ class SimilarityService:
             total=len(decisions),
             query_time_ms=round((self._clock() - started) * 1000),
             agent=self._agent_id,
+            reason=no_match_reason(probe),
         )
 
     async def _probe(self, params: FindSimilarDecisionsParams) -> tuple[Profile, str | None]:
