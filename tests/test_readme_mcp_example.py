@@ -1,0 +1,75 @@
+"""The README's MCP Python example runs as written against a real `cstp serve`.
+
+Reported: with auth off the example sent `Authorization: Bearer ` (an empty token), which the
+HTTP client rejects. The snippet is taken from README.md, so the test follows the README.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import REPO
+from tests.servers import free_port, start_cstp, stop
+
+pytestmark = pytest.mark.slow
+
+TOKEN = "readme-mcp-token-0123456789"
+
+
+def mcp_example() -> str:
+    """The README's Python block that calls /mcp."""
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
+    (block,) = [b for b in blocks if "streamable_http_client" in b]
+    return block
+
+
+def run_example(url: str, token: str | None) -> subprocess.CompletedProcess[str]:
+    code = mcp_example().replace("http://127.0.0.1:8000", url)
+    env = {k: v for k, v in os.environ.items() if k != "CSTP_TOKEN"}
+    if token is not None:
+        env["CSTP_TOKEN"] = token
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """One service with auth off and one with auth on, both over the example decisions."""
+    examples = str(REPO / "examples" / "decisions")
+    started = []
+    urls = {}
+    try:
+        for mode, extra in (("off", {}), ("on", {"CSTP_AUTH_TOKENS": f"mcp:{TOKEN}"})):
+            port = free_port()
+            env = {"CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")), **extra}
+            started.append(start_cstp(port, env, "--index", examples))
+            urls[mode] = f"http://127.0.0.1:{port}"
+        yield urls
+    finally:
+        for process in started:
+            stop(process)
+
+
+def test_example_runs_with_auth_off_and_no_token(servers: dict[str, str]) -> None:
+    result = run_example(servers["off"], token=None)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("[{"), result.stdout[:500]
+
+
+def test_example_runs_with_auth_on_and_the_token(servers: dict[str, str]) -> None:
+    result = run_example(servers["on"], token=TOKEN)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("[{"), result.stdout[:500]
+
+
+def test_example_with_an_empty_token_sends_no_header(servers: dict[str, str]) -> None:
+    # CSTP_TOKEN="" (exported but empty) is auth off too, not "Bearer ".
+    result = run_example(servers["off"], token="")
+    assert result.returncode == 0, result.stderr[-2000:]
