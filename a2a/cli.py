@@ -83,7 +83,8 @@ def _run_index(
         TimeElapsedColumn(),
         console=err,
         disable=not (err.is_terminal if progress_bar is None else progress_bar),
-        transient=True,
+        # Erased when done on a terminal; elsewhere (--progress into a file) its last state stays.
+        transient=err.is_terminal,
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
         indexer.write(

@@ -1,0 +1,163 @@
+"""The rough edges a new user hit in the `cstp` command: help, exit codes, query, progress."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from a2a import exit_codes
+from a2a.cli import app
+from a2a.cli_query import default_url
+from a2a.settings import load_settings
+from tests.conftest import REPO
+from tests.servers import cstp, free_port, start_cstp, stop
+
+EXAMPLES = str(REPO / "examples" / "decisions")
+TOKEN = "cli-usability-token-0123456789"
+COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+#: typer's rendering of Python annotations: `<list[Path]>`, `<bool>`, `<int range>`.
+TYPE_HINT = re.compile(r"<[a-zA-Z_][^>\n]*>")
+
+
+def test_top_help_lists_every_command_with_a_description() -> None:
+    result = cstp("--help", env={"COLUMNS": "100"})
+    assert result.returncode == 0
+    listed = dict(
+        re.findall(r"^  (\w+)\s{2,}(\S.*)$", result.stdout.split("Commands:")[1], re.MULTILINE)
+    )
+    assert sorted(listed) == COMMANDS
+    assert all(not line.endswith("...") for line in listed.values()), listed
+
+
+@pytest.mark.parametrize("command", [[], *[[c] for c in COMMANDS]], ids=["cstp", *COMMANDS])
+def test_help_shows_no_python_type_hints(command: list[str]) -> None:
+    result = cstp(*command, "--help", env={"COLUMNS": "100"})
+    assert result.returncode == 0
+    assert TYPE_HINT.findall(result.stdout) == []
+
+
+def test_serve_help_names_every_door() -> None:
+    result = cstp("serve", "--help", env={"COLUMNS": "200"})
+    for door in ("/cstp", "/mcp", "/console", "/health", "/ready", "/metrics"):
+        assert door in result.stdout
+
+
+def test_query_help_offers_every_filter_and_mode() -> None:
+    result = cstp("query", "--help", env={"COLUMNS": "200"})
+    for option in (
+        "--category", "--min-confidence", "--max-confidence", "--after", "--before",
+        "--stakes", "--status", "--mode", "--max-distance", "--limit", "--reasons", "--json",
+        "--url", "--token",
+    ):  # fmt: skip
+        assert option in result.stdout
+
+
+def test_exit_codes_are_distinct() -> None:
+    codes = [v for k, v in vars(exit_codes).items() if k.isupper()]
+    assert len(codes) == len(set(codes))
+
+
+def test_port_in_use_exits_4_before_the_store_is_opened(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cstp(
+            "serve", "--host", "127.0.0.1", "--port", str(port),
+            env={"CSTP_DATA_DIR": str(tmp_path / "data")},
+        )  # fmt: skip
+    assert result.returncode == exit_codes.ADDRESS == 4
+    assert str(port) in result.stderr
+    assert not (tmp_path / "data" / "chroma").exists()
+
+
+def test_query_of_a_service_that_is_not_there_exits_5() -> None:
+    result = cstp("query", "anything", env={"CSTP_PORT": str(free_port())})
+    assert result.returncode == exit_codes.UNREACHABLE == 5
+
+
+def test_query_with_an_unknown_mode_is_a_usage_error() -> None:
+    result = cstp("query", "anything", "--mode", "fuzzy", env={})
+    assert result.returncode == exit_codes.SETTINGS == 2
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8123"),
+        ("0.0.0.0", "http://127.0.0.1:8123"),
+        ("::", "http://[::1]:8123"),
+        ("::1", "http://[::1]:8123"),
+        ("cstp.internal", "http://cstp.internal:8123"),
+    ],
+    ids=["loopback", "any-ipv4", "any-ipv6", "ipv6", "name"],
+)
+def test_default_url_is_where_serve_binds(host: str, url: str) -> None:
+    assert default_url(load_settings(host=host, port=8123)) == url
+
+
+def test_index_progress_prints_the_bar_and_the_summary(tmp_path: Path) -> None:
+    result = cstp("index", "--progress", EXAMPLES, env={"CSTP_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"indexing .* (\d+)/\1", result.stderr), result.stderr
+    assert re.search(r"indexed into .*: \d+ new, 0 updated", result.stderr)
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A real `cstp serve` with auth on over the example decisions."""
+    number = free_port()
+    env = {
+        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("cli-query")),
+        "CSTP_AUTH_TOKENS": f"cli:{TOKEN}",
+    }
+    server = start_cstp(number, env, "--index", EXAMPLES)
+    try:
+        yield number
+    finally:
+        stop(server)
+
+
+@pytest.mark.slow
+def test_query_honours_cstp_port_and_sends_every_filter(port: int) -> None:
+    result = cstp(
+        "query", "database migration", "--json", "--stakes", "high", "--stakes", "critical",
+        "--min-confidence", "0.5", "--max-confidence", "0.95", "--after", "2024-01-01",
+        "--before", "2025-12-31", "--status", "reviewed", "--mode", "hybrid",
+        "--max-distance", "1.5", "--limit", "5", "--reasons",
+        env={"CSTP_PORT": str(port), "CSTP_TOKEN": TOKEN},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    decisions = json.loads(result.stdout)["decisions"]
+    assert decisions, "the examples hold reviewed high-stakes decisions of 2024-2025"
+    for d in decisions:
+        assert d["stakes"] in ("high", "critical")
+        assert 0.5 <= d["confidence"] <= 0.95
+        assert "2024-01-01" <= d["date"][:10] <= "2025-12-31"
+        assert d["status"] == "reviewed"
+        assert d["distance"] <= 1.5
+        assert isinstance(d["reasons"], list)
+    assert len(decisions) <= 5
+
+
+@pytest.mark.slow
+def test_query_that_the_service_refuses_exits_1_with_its_code(port: int) -> None:
+    env = {"CSTP_PORT": str(port), "CSTP_TOKEN": TOKEN}
+    bad = cstp("query", "anything", "--min-confidence", "2", env=env)
+    assert bad.returncode == exit_codes.FAILED == 1
+    assert "-32602" in bad.stderr and "filters.minConfidence" in bad.stderr
+    unauthorized = cstp("query", "anything", env={"CSTP_PORT": str(port), "CSTP_TOKEN": "no"})
+    assert unauthorized.returncode == 1
+    assert "-32001" in unauthorized.stderr
+
+
+@pytest.mark.slow
+def test_query_url_wins_over_host_and_port(port: int) -> None:
+    env = {"CSTP_URL": f"http://127.0.0.1:{port}", "CSTP_PORT": "1", "CSTP_TOKEN": TOKEN}
+    result = cstp("query", "database migration", "--json", env=env)
+    assert result.returncode == 0, result.stderr
