@@ -53,6 +53,8 @@ async function search(event) {
   const status = document.getElementById("search-status");
   const results = document.getElementById("results");
   fill(status, "Searching…");
+  // busy, then done or failed: set before the call goes out, so a test can wait on it.
+  status.dataset.state = "busy";
   delete results.dataset.total;
   try {
     const result = await call("cstp.queryDecisions", searchParams());
@@ -60,9 +62,11 @@ async function search(event) {
     fill(results, ...result.decisions.map(resultItem));
     results.dataset.total = String(result.total);
     fill(status, `${result.total} decision${result.total === 1 ? "" : "s"} in ${result.queryTimeMs} ms`);
+    status.dataset.state = "done";
   } catch (error) {
     fill(status);
     showError(error);
+    status.dataset.state = "failed";
   }
 }
 

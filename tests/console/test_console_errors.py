@@ -1,0 +1,63 @@
+"""The console shows when to retry (-32002) and that the store is down (-32003), for real.
+
+A `cstp serve` on a `chroma run` server that is then stopped, with a limit of two searches a
+minute: the first search after the stop meets the dead store, the third the rate limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.browser import TOKEN, chromium, require_chromium
+from tests.servers import free_port, start_chroma, start_cstp, stop
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    require_chromium()
+    folder: Path = tmp_path_factory.mktemp("console-errors")
+    chroma_port, port = free_port(), free_port()
+    chroma = start_chroma(folder / "chroma", chroma_port)
+    env = {
+        "CSTP_DATA_DIR": str(folder / "data"),
+        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
+        "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
+        "CSTP_RATE_LIMITS": "cstp.queryDecisions=2/minute",
+        "CSTP_CHROMA_TIMEOUT_SECONDS": "3",
+    }
+    server = start_cstp(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}", chroma
+    finally:
+        stop(server)
+        stop(chroma)
+
+
+def error_after_search(page: Any) -> tuple[str | None, str | None]:
+    page.click("#search-submit")
+    page.wait_for_selector("#search-status[data-state='failed']", state="attached")
+    return page.get_attribute("#error", "data-code"), page.get_attribute(
+        "#error", "data-retry-after"
+    )
+
+
+def test_store_down_then_rate_limited(service: tuple[str, Any]) -> None:
+    url, chroma = service
+    stop(chroma)
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{url}/console")
+        page.fill("#token", TOKEN)
+        page.click("#token-use")
+        page.fill("#q", "which message broker")
+        assert error_after_search(page) == ("-32003", None)
+        assert error_after_search(page)[0] == "-32003"  # the second of two a minute
+        code, retry_after = error_after_search(page)
+    assert code == "-32002"
+    assert retry_after is not None and 0 < float(retry_after) <= 60
