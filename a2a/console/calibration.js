@@ -138,6 +138,7 @@ async function months() {
     },
     options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
   });
+  status.dataset.undated = String(undated);
   status.dataset.counted = String(decisions.length);
   fill(status, `${decisions.length} decisions counted` + (undated ? `, ${undated} undated (not shown)` : "")
     + (complete ? "." : `; only the first ${MAX_PAGES * 100} were read.`));

@@ -56,7 +56,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
     middleware = [Middleware(RequestObserver, metrics=metrics)]
     if tokens:
         open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
-        open_paths = open_paths | console.keys()
+        open_paths = open_paths | frozenset(console)
         middleware.append(Middleware(BearerAuth, tokens=tokens, open_paths=open_paths))
 
     @contextlib.asynccontextmanager

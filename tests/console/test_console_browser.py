@@ -66,6 +66,18 @@ def browse_ids(page: Any, number: int) -> list[str]:
     return ids
 
 
+def count_all(base_url: str) -> int:
+    """Every stored decision, counted through listDecisions pages."""
+    count, cursor = 0, None
+    while True:
+        params: dict[str, Any] = {"limit": 100, **({"cursor": cursor} if cursor else {})}
+        page = rpc(base_url, "cstp.listDecisions", params)
+        count += len(page["decisions"])
+        cursor = page["nextCursor"]
+        if cursor is None:
+            return count
+
+
 def test_search_with_filters_and_mode_shows_what_the_api_returns(page: Any, base_url: str) -> None:
     use_token(page)
     page.fill("#f-category", "architecture")
@@ -194,9 +206,15 @@ def test_calibration_draws_the_reliability_diagram_and_brier_score(
     assert page.locator("#bins-table tbody tr").count() == 5
     assert page.locator("#category-table tbody tr").count() == len(expected["byCategory"])
     page.wait_for_selector("#months-status[data-counted]")
-    listed = rpc(base_url, "cstp.listDecisions", {"limit": 100})
-    assert int(page.get_attribute("#months-status", "data-counted")) >= len(listed["decisions"])
-    assert page.evaluate("Chart.getChart(document.getElementById('months-chart')) !== undefined")
+    assert int(page.get_attribute("#months-status", "data-counted")) == count_all(base_url)
+    # Each dated decision sits in exactly one month and one outcome of the stacked bars.
+    charted = page.evaluate(
+        "Chart.getChart(document.getElementById('months-chart')).data.datasets"
+        ".map((d) => [d.label, d.data.reduce((a, b) => a + b, 0)])"
+    )
+    undated = int(page.get_attribute("#months-status", "data-undated"))
+    assert sum(n for _, n in charted) == count_all(base_url) - undated
+    assert {"success", "no outcome"} <= {label for label, _ in charted}
 
 
 def test_calibration_follows_the_filters(page: Any, base_url: str) -> None:
