@@ -73,8 +73,13 @@ export function setupDecision() {
     if (opener && document.contains(opener)) opener.focus();
     opener = null;
   });
-  // A click on the backdrop (outside the dialog's box) closes it too.
+  // A click on the backdrop closes it too. The backdrop's clicks target the dialog itself, and
+  // so do clicks on its padding: only one outside the dialog's box is on the backdrop.
   dialog().addEventListener("click", (event) => {
-    if (event.target === dialog()) dialog().close();
+    if (event.target !== dialog()) return;
+    const box = dialog().getBoundingClientRect();
+    const inside = event.clientX >= box.left && event.clientX <= box.right
+      && event.clientY >= box.top && event.clientY <= box.bottom;
+    if (!inside) dialog().close();
   });
 }
