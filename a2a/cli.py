@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a.auth.tokens import TokenFormatError, load_token_table
+from a2a.cli_decisions import register as register_decision_commands
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
@@ -318,6 +319,10 @@ def query(
         err=err,
     )
     raise typer.Exit(code)
+
+
+# The decision commands (record, review, get, list, calibration) live in their own module.
+register_decision_commands(app)
 
 
 def main() -> None:
