@@ -94,7 +94,10 @@ def record(
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
-    """Record decisions (cstp.recordDecision, scope write); prints each id."""
+    """Record decisions (cstp.recordDecision, scope write); prints each id.
+
+    With --json, one `{"id", "created"}` object per line.
+    """
     try:
         decisions = read_decisions(file)
     except ValueError as exc:
@@ -104,8 +107,8 @@ def record(
     with _client(url, token) as client:
         for decision in decisions:
             result = client.record_decision(decision)
-            if as_json:
-                out.print_json(json.dumps(result.to_wire()))
+            if as_json:  # one JSON object per line (JSON Lines), one line per decision
+                print(json.dumps(result.to_wire()), flush=True)
             else:
                 out.print(f"{result.id} {'created' if result.created else 'already recorded'}")
 
