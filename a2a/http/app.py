@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -22,6 +22,7 @@ from a2a.observability.metrics import Metrics
 from a2a.observability.middleware import RequestObserver, elapsed, request_id_of
 from a2a.rpc import protocol
 from a2a.rpc.errors import ErrorObject
+from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Outcome
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
@@ -29,14 +30,16 @@ from a2a.settings import Settings, load_settings
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
+def create_app(
+    settings: Settings, runtime: Runtime | None = None, extra_methods: Iterable[Method] = ()
+) -> Starlette:
     """The service as a Starlette app.
 
     With `runtime` given (the CLI opens it first, to report start-up errors plainly) the
     state is built now, so a bad setting fails here with StartupError naming it; otherwise
     the lifespan opens a runtime and builds the state. Either way the lifespan closes it at
     shutdown (uvicorn re-raises SIGTERM after a graceful shutdown, so code after
-    `uvicorn.run` may never run).
+    `uvicorn.run` may never run). `extra_methods` are served besides the built-in ones.
 
     With tokens configured every path but /health, /ready, the agent cards and (unless
     `metrics_open` is false) /metrics needs a bearer token; with none the service runs open
@@ -44,7 +47,9 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
     """
     metrics = Metrics()
     calls = CallLog(metrics)
-    built = None if runtime is None else build_state(settings, runtime, metrics, calls)
+    built = (
+        None if runtime is None else build_state(settings, runtime, metrics, calls, extra_methods)
+    )
     tokens = settings.token_table
     open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
 
@@ -78,7 +83,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
             if state is None:
                 opened = Runtime.open(settings, role="cstp serve")
                 try:
-                    state = build_state(settings, opened, metrics, calls)
+                    state = build_state(settings, opened, metrics, calls, extra_methods)
                 except BaseException:
                     opened.close()
                     raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,10 +65,18 @@ class AppState:
         self.runtime.close()
 
 
-def build_state(settings: Settings, runtime: Runtime, metrics: Metrics, calls: CallLog) -> AppState:
+def build_state(
+    settings: Settings,
+    runtime: Runtime,
+    metrics: Metrics,
+    calls: CallLog,
+    extra_methods: Iterable[Method] = (),
+) -> AppState:
     """The state of a service on `runtime`: workers, store, methods, limits, pipeline, doors.
 
     `metrics` and `calls` are the app's own (its middleware holds them from the start).
+    `extra_methods` join the table (an embedding app's own, or a test's): like every method
+    they are served on both doors, described by rpc.discover and the card, counted, logged.
 
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
     CSTP_DOCS_CATALOG malformed, CSTP_TRUSTED_PROXIES malformed.
@@ -87,6 +96,7 @@ def build_state(settings: Settings, runtime: Runtime, metrics: Metrics, calls: C
         SimilarityService(store, settings.similarity_weights, settings.agent_id),
         docs,
     )
+    methods.update((method.name, method) for method in extra_methods)
     metrics.served = frozenset(methods)
     try:
         rate_limits = RateLimits.from_settings(settings, methods)
