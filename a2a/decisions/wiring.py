@@ -13,12 +13,13 @@ from a2a.store import AsyncStore
 
 
 def decision_service(settings: Settings, store: AsyncStore, embedder: Embedder) -> DecisionService:
-    """Decisions on `store`, embedded with `embedder`, blocking work in the store's threads.
+    """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
+    pool (a Chroma server call is bounded by the client's own timeout).
 
     Cursors are signed with CSTP_CURSOR_SECRET when set, else with a per-process key.
     """
     secret = settings.cursor_secret
     key = None if secret is None else hashlib.sha256(secret.get_secret_value().encode()).digest()
     return DecisionService(
-        store, embedder, StoreTable(store), cursors=CursorCodec(key), run=store.run_sync
+        store, embedder, StoreTable(store), cursors=CursorCodec(key), run=store.workers.run
     )

@@ -20,7 +20,9 @@ from tests.conftest import SAMPLE, index_records
 @pytest.fixture
 def service(store: ChromaDecisionStore, embedder: Embedder) -> DecisionService:
     async_store = AsyncStore(store, timeout_seconds=30)
-    return DecisionService(async_store, embedder, StoreTable(async_store), run=async_store.run_sync)
+    return DecisionService(
+        async_store, embedder, StoreTable(async_store), run=async_store.workers.run
+    )
 
 
 def record_params(record_id: str, title: str) -> RecordDecisionParams:
