@@ -68,9 +68,11 @@ class Runner(Protocol):
     def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
 
 
-#: Told of every record written (with its vector), so an in-process index can take it in
-#: before the answer is sent.
-WriteListener = Callable[[Sequence[DecisionRecord], Sequence[Sequence[float]]], Awaitable[None]]
+#: Told of every batch written (records, their vectors, their embedded texts), so an
+#: in-process index can take it in before the answers are sent.
+WriteListener = Callable[
+    [Sequence[DecisionRecord], Sequence[Sequence[float]], Sequence[str]], Awaitable[None]
+]
 
 
 async def in_thread(call: Callable[[], T]) -> T:
@@ -239,7 +241,7 @@ class DecisionService:
             vectors = await self._run(lambda: self._embedder.embed_documents(documents))
             await self._run(lambda: self._store.sync.upsert(records, vectors, documents))
             if self._on_write is not None:
-                await self._on_write(records, vectors)
+                await self._on_write(records, vectors, documents)
         return results
 
     def _new_record(
