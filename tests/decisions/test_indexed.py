@@ -42,6 +42,16 @@ def services(
     return on_index, on_chroma
 
 
+async def walk(service: DecisionService, params: dict[str, Any]) -> list[list[str]]:
+    pages, cursor = [], None
+    while True:
+        wire = {**params, **({"cursor": cursor} if cursor else {})}
+        page = await service.list_decisions(ListDecisionsParams.model_validate(wire))
+        pages.append([d.id for d in page.decisions])
+        if (cursor := page.next_cursor) is None:
+            return pages
+
+
 @pytest.mark.parametrize(
     "filters", FILTERS, ids=["none", "status", "confidence", "dates", "none-match"]
 )
