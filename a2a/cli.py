@@ -89,6 +89,14 @@ def _say_stopping(sig: signal.Signals) -> None:
 @app.command()
 def index(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders of decision records.")],
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Then remove records whose file, or record in a file, is not in PATHS any"
+            " more (records written over the protocol are never removed).",
+        ),
+    ] = False,
 ) -> None:
     """Index decision records (YAML, JSON) and ADRs (Markdown) into the store."""
     settings = _settings()
@@ -98,6 +106,11 @@ def index(
     with stop_on_signals(_say_stopping) as stop:
         try:
             summary = _run_index(runtime, paths, stop)
+            if prune and not summary.interrupted:
+                from a2a.prune import prune_and_report
+
+                indexer = Indexer(runtime.store, runtime.embedder)
+                err.print(prune_and_report(runtime.store, indexer, paths))
         except StoreUnavailable as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_STORE) from None
