@@ -7,8 +7,12 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from a2a.client import AsyncCSTPClient, CSTPClient, ForbiddenError, InvalidParamsError
 from a2a.client.errors import SaturatedError, error_from_object
@@ -142,3 +146,30 @@ def test_the_cli_reads_a_decision_from_stdin_and_exits_1_naming_bad_fields(url: 
     assert '"field": "decision.confidence"' in bad.stderr
     unreadable = piped("record", "-", stdin="- just\n- strings\n", env=env)
     assert unreadable.returncode == 2
+
+
+async def mcp_call(url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"cstp.recordDecision", "cstp.getCalibration"} <= tools
+        return await session.call_tool(name, arguments)
+
+
+async def test_mcp_tools_record_and_read_and_enforce_the_write_scope(url: str) -> None:
+    decision = {"decision": {"id": "mcp-1", "title": "Over MCP"}}
+    made = await mcp_call(url, WRITER_TOKEN, "cstp.recordDecision", decision)
+    assert made.is_error is False and made.structured_content == {"id": "mcp-1", "created": True}
+    read = await mcp_call(url, READER_TOKEN, "cstp.getDecision", {"id": "mcp-1"})
+    assert read.structured_content is not None
+    assert read.structured_content["recordedBy"] == WRITER
+    refused = await mcp_call(
+        url, READER_TOKEN, "cstp.reviewDecision", {"id": "mcp-1", "outcome": "success"}
+    )
+    assert refused.is_error is True and refused.structured_content is not None
+    assert refused.structured_content["code"] == -32004
