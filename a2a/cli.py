@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a import exit_codes
-from a2a.auth.tokens import TokenFormatError, load_token_table
-from a2a.cli_help import PlainHelpCommand
+from a2a.cli_decisions import register as register_decision_commands
+from a2a.cli_help import PlainHelpCommand, use_plain_help
 from a2a.cli_query import query
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import Indexer, IndexSummary
@@ -128,6 +128,14 @@ def index(
             show_default=False,
         ),
     ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Then remove records whose file, or record in a file, is not in PATHS any"
+            " more (records written over the protocol are never removed).",
+        ),
+    ] = False,
 ) -> None:
     """Index decision records (YAML, JSON), ADRs (Markdown) and precedent folders into the store.
 
@@ -140,6 +148,11 @@ def index(
     with stop_on_signals(_say_stopping) as stop:
         try:
             summary = _run_index(runtime, paths, stop, progress)
+            if prune and not summary.interrupted:
+                from a2a.prune import prune_and_report
+
+                indexer = Indexer(runtime.store, runtime.embedder)
+                err.print(prune_and_report(runtime.store, indexer, paths))
         except StoreUnavailable as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_STORE) from None
@@ -179,19 +192,12 @@ def serve(
     """
     import uvicorn
 
-    from a2a.http.app import create_app
-
     settings = _settings(host=host, port=port, workers=workers)
     _check_workers(settings)
     _check_address(settings.host, settings.port)
-    try:
-        load_token_table(settings)
-    except TokenFormatError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_SETTINGS) from None
     configure_logging(settings.log_level, settings.log_format)
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
-    _check_method_settings(settings, runtime)
+    application = _app(settings, runtime)
     if settings.workers > 1:
         # Each worker process builds its own app, settings and store from the environment.
         try:
@@ -208,18 +214,22 @@ def serve(
             # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
             log_config=None,
             access_log=False,
+            # X-Forwarded-For is read by a2a.auth.caller, from CSTP_TRUSTED_PROXIES only.
+            proxy_headers=False,
         )
         return
     try:
         _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
         uvicorn.run(
-            create_app(settings, runtime),
+            application,
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
             # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
             log_config=None,
             access_log=False,
+            # X-Forwarded-For is read by a2a.auth.caller, from CSTP_TRUSTED_PROXIES only.
+            proxy_headers=False,
         )
     finally:
         runtime.close()
@@ -238,22 +248,15 @@ def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
         raise typer.Exit(stop.exit_code)
 
 
-def _check_method_settings(settings: Settings, runtime: Runtime) -> None:
-    """Settings that name methods or docs, checked against the method table the app builds.
-
-    Exits 2 naming the setting (CSTP_RATE_LIMITS, CSTP_DOCS_CATALOG) instead of letting
-    the app's start-up fail with a traceback.
-    """
-    from a2a.docs.catalog import CatalogError
-    from a2a.http.app import service_methods
-    from a2a.limits.config import LimitPolicy
-    from a2a.store import AsyncStore
+def _app(settings: Settings, runtime: Runtime) -> Any:
+    """The app on `runtime`, its state built now: a setting that names methods or docs
+    (CSTP_RATE_LIMITS, CSTP_DOCS_CATALOG) exits 2 naming it, not with a traceback."""
+    from a2a.http.app import create_app
+    from a2a.http.state import StartupError
 
     try:
-        store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
-        methods = service_methods(settings, store, runtime.embedder)
-        LimitPolicy.from_strings(settings.rate_limit_default, settings.rate_limits, methods)
-    except (ValueError, CatalogError) as exc:
+        return create_app(settings, runtime)
+    except StartupError as exc:
         runtime.close()
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
@@ -325,7 +328,7 @@ def evaluate_command(
     import time
 
     from a2a.evaluation import MODES, evaluate, format_table, load_queries
-    from a2a.http.app import hybrid_config
+    from a2a.http.state import hybrid_config
     from a2a.query.service import QueryService
     from a2a.store import AsyncStore
 
@@ -376,6 +379,12 @@ def evaluate_command(
 app.command("query", cls=PlainHelpCommand, short_help="Search a running service from the shell.")(
     query
 )
+
+
+# The decision commands (record, review, get, list, calibration) live in their own module.
+register_decision_commands(app)
+# Last: every command's help without Python type labels, whoever registered it.
+use_plain_help(app)
 
 
 def main() -> None:

@@ -8,9 +8,24 @@ does the same for arguments and for the usage line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import typer
 from typer.core import TyperCommand
+
+#: typer's label of an option's Python type, after the option's name: ` <int>`, ` <list[str]>`.
+_TYPE_LABEL = re.compile(r" <([^<>]+)>")
+#: Python type names as click's metavars.
+_METAVARS = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "bool": ""}
+
+
+def _click_metavar(match: re.Match[str]) -> str:
+    name = match.group(1).removeprefix("list[").removesuffix("]").removesuffix(" range")
+    if "|" in name:  # choices
+        return f" [{name}]"
+    metavar = _METAVARS.get(name.lower(), name.upper())
+    return f" {metavar}" if metavar else ""
 
 
 def _metavar(param: Any) -> str:
@@ -37,8 +52,19 @@ class PlainHelpCommand(TyperCommand):
             if param.param_type_name == "argument":
                 arguments.append((_metavar(param), record[1]))
             else:
-                options.append(record)
+                # An option declared without a metavar: click's name for its type instead.
+                options.append((_TYPE_LABEL.sub(_click_metavar, record[0]), record[1]))
         for title, rows in (("Arguments", arguments), ("Options", options)):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+def use_plain_help(app: typer.Typer) -> None:
+    """Make PlainHelpCommand the class of every command registered on `app` without one.
+
+    Call after every command is registered, before the app runs.
+    """
+    for command in app.registered_commands:
+        if command.cls is None:
+            command.cls = PlainHelpCommand

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from a2a.store.errors import StoreUnavailable
 
@@ -29,14 +31,31 @@ class InvalidParams(Exception):
 class RateLimited(Exception):
     """The calling agent is over its limit (CSTP -32002); retry after `retry_after` seconds."""
 
-    def __init__(self, retry_after: int, limit: str = "") -> None:
+    def __init__(self, retry_after: int, limit: str = "", quotas: Sequence[Any] = ()) -> None:
         super().__init__(f"rate limit {limit} exceeded; retry after {retry_after} s")
         self.retry_after = max(1, retry_after)
         self.limit = limit
+        #: The `a2a.limits.quota.Quota` of each limit the call was counted against.
+        self.quotas = tuple(quotas)
 
 
 class Unauthorized(Exception):
     """No valid bearer token (CSTP -32001, HTTP 401)."""
 
 
-__all__ = ["FieldError", "InvalidParams", "RateLimited", "StoreUnavailable", "Unauthorized"]
+class MissingScope(Exception):
+    """The caller's token lacks the scope the method needs (CSTP -32004, `requiredScope`)."""
+
+    def __init__(self, required: str) -> None:
+        super().__init__(f"this method needs a token with scope {required!r}")
+        self.required = required
+
+
+__all__ = [
+    "FieldError",
+    "InvalidParams",
+    "MissingScope",
+    "RateLimited",
+    "StoreUnavailable",
+    "Unauthorized",
+]

@@ -47,7 +47,9 @@ def build_methods(
 
     cstp.findSimilarDecisions is served only when `similar` is given, cstp.searchDocs only
     when `docs` is, the decision methods (record, review, get, list, calibration) only
-    when `decisions` is.
+    when `decisions` is. A method added to the returned table before the first call (name,
+    params model, handler, scope, summary, result schema, examples) is served on /cstp and
+    /mcp, listed by rpc.discover and the agent card, counted in the metrics and logged.
     """
 
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
@@ -74,8 +76,14 @@ def build_methods(
     if decisions is not None:
         methods.update(decision_methods(decisions))
 
-    async def discover(params: NoParams, ctx: CallContext) -> dict[str, Any]:
-        return openrpc_document(methods, __version__)
+    document: list[protocol.RawJson] = []
+
+    async def discover(params: NoParams, ctx: CallContext) -> protocol.RawJson:
+        # Built and serialised once, at the first call (the table is complete by then): a
+        # batch of 50 rpc.discover costs 50 splices of the same bytes, not 50 documents.
+        if not document:
+            document.append(protocol.RawJson.of(openrpc_document(methods, __version__)))
+        return document[0]
 
     methods["rpc.discover"] = Method(
         name="rpc.discover",

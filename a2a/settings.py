@@ -11,9 +11,11 @@ from pydantic import (
     AnyHttpUrl,
     BeforeValidator,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -24,7 +26,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as PydanticSettingsError
 
-from a2a.auth.tokens import parse_env_tokens, read_token_file
+from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.embeddings import DEFAULT_MODEL, MODELS
 from a2a.limits.config import (
     check_limit,
@@ -46,24 +48,9 @@ def _blank_is_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else value
 
 
-def _check_env_tokens(value: SecretStr | None) -> SecretStr | None:
-    parse_env_tokens(value)
-    return value
-
-
-def _check_token_file(value: Path | None) -> Path | None:
-    if value is not None:
-        read_token_file(value)
-    return value
-
-
-#: `agent1:token1,agent2:token2`; never echoed (SecretStr) and never named in errors.
-AuthTokens = Annotated[
-    SecretStr | None, BeforeValidator(_blank_is_none), AfterValidator(_check_env_tokens)
-]
-TokenFile = Annotated[
-    Path | None, BeforeValidator(_blank_is_none), AfterValidator(_check_token_file)
-]
+#: `agent1:token1,agent2:token2:read+write`; never echoed (SecretStr) nor named in errors.
+AuthTokens = Annotated[SecretStr | None, BeforeValidator(_blank_is_none)]
+TokenFile = Annotated[Path | None, BeforeValidator(_blank_is_none)]
 #: A limit in `limits` notation: `120/minute`, `10/second;600/hour`.
 LimitText = Annotated[str | None, BeforeValidator(_blank_is_none), AfterValidator(check_limit)]
 #: method -> limit; from the environment as `m1=120/minute,m2=10/second` (not JSON-decoded).
@@ -74,6 +61,25 @@ MethodLimits = Annotated[
     AfterValidator(check_method_limits),
 ]
 StorageUri = Annotated[str, AfterValidator(check_storage_uri)]
+
+
+def _comma_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _check_networks(value: list[str]) -> list[str]:
+    from a2a.auth.caller import TrustedProxies
+
+    TrustedProxies(value)
+    return value
+
+
+#: Addresses or CIDR blocks, `10.0.0.1,192.168.0.0/16` in the environment.
+Networks = Annotated[
+    list[str], NoDecode, BeforeValidator(_comma_list), AfterValidator(_check_networks)
+]
 
 
 class Settings(BaseSettings):
@@ -119,6 +125,13 @@ class Settings(BaseSettings):
     rate_limit_storage: StorageUri = "memory://"
     rate_limit_fail_closed: bool = False
     workers: int = Field(default=1, ge=1)
+    # Pipeline edges (README sections Overload, Proxies and public URL, Body timeout).
+    worker_threads: int = Field(default=8, ge=1, le=256)
+    worker_queue: int = Field(default=64, ge=0)
+    worker_queue_timeout_seconds: PositiveSeconds = 5.0
+    body_timeout_seconds: PositiveSeconds = 10.0
+    trusted_proxies: Networks = Field(default_factory=list)
+    public_url: AnyHttpUrl | None = None
     # cstp.searchDocs: the YAML catalog of Markdown docs it searches (README, Other doors).
     # None: the operator guide shipped in the package (a2a/docs/guide/catalog.yaml).
     docs_catalog: Path | None = None
@@ -128,6 +141,19 @@ class Settings(BaseSettings):
     # same one. None: a random key per process (a cursor then works on its issuer only).
     cursor_secret: SecretStr | None = None
 
+    _token_table: TokenTable = PrivateAttr(default_factory=lambda: TokenTable([]))
+
+    @model_validator(mode="after")
+    def _parse_tokens(self) -> Settings:
+        # The one parse of the tokens (environment and file); errors name the setting.
+        self._token_table = load_token_table(self)
+        return self
+
+    @property
+    def token_table(self) -> TokenTable:
+        """The tokens of CSTP_AUTH_TOKENS and CSTP_AUTH_TOKENS_FILE (empty: auth off)."""
+        return self._token_table
+
     @field_validator("embedding_model")
     @classmethod
     def _known_model(cls, value: str) -> str:
@@ -135,7 +161,7 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown model {value!r}; choose one of {sorted(MODELS)}")
         return value
 
-    @field_validator("chroma_url", mode="before")
+    @field_validator("chroma_url", "public_url", mode="before")
     @classmethod
     def _empty_url_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -176,7 +202,11 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = []
         for error in exc.errors(include_url=False):
-            name = ".".join(str(part) for part in error["loc"]) or "settings"
+            name = ".".join(str(part) for part in error["loc"])
+            if not name:
+                # A check across settings; its message names them (CSTP_AUTH_TOKENS...).
+                problems.append(error["msg"].removeprefix("Value error, "))
+                continue
             problems.append(f"CSTP_{name.upper()} ({name}): {error['msg']}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
     except PydanticSettingsError as exc:

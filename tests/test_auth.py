@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from a2a.auth.middleware import bearer_token
-from a2a.auth.tokens import TokenFormatError, TokenTable, parse_entries, read_token_file
+from a2a.auth.tokens import (
+    TokenEntry,
+    TokenFormatError,
+    TokenTable,
+    parse_entries,
+    read_token_file,
+)
 from a2a.embeddings import Embedder
 from a2a.settings import Settings, SettingsError, load_settings
 from tests.conftest import app_client, rpc_call
@@ -156,7 +162,7 @@ def test_unreadable_tokens_file_fails_start_up_naming_the_setting(tmp_path: Path
 
 def test_one_token_for_two_agents_is_refused() -> None:
     with pytest.raises(TokenFormatError) as raised:
-        TokenTable([("alice", "shared-token"), ("bob", "shared-token")])
+        TokenTable([TokenEntry("alice", "shared-token"), TokenEntry("bob", "shared-token")])
     assert "shared-token" not in str(raised.value)
 
 
@@ -170,7 +176,7 @@ def test_token_table_maps_each_token_to_its_agent() -> None:
 def test_token_file_format(tmp_path: Path) -> None:
     path = tmp_path / "tokens"
     path.write_text("# comment\nalice : t-1\n\n#bob:t-2\nbob:t-3\n")
-    assert read_token_file(path) == [("alice", "t-1"), ("bob", "t-3")]
+    assert read_token_file(path) == [TokenEntry("alice", "t-1"), TokenEntry("bob", "t-3")]
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,13 @@
-"""The bearer-token gate in front of POST /cstp: 401 before any body is read."""
+"""The identity gate in front of the JSON-RPC doors: who calls, or 401 before any body is read."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from a2a.auth.caller import CALLER_KEY, Caller, TrustedProxies, anonymous
 from a2a.auth.tokens import TokenTable
 from a2a.errors import Unauthorized
 from a2a.rpc import protocol
@@ -18,33 +19,46 @@ OPEN_PATHS = frozenset(
 )
 
 
-class BearerAuth:
-    """ASGI middleware: a request must carry `Authorization: Bearer <token>` of a known agent.
+class Identify:
+    """ASGI middleware: puts the request's Caller in `scope["state"]["caller"]`.
 
-    On success the agent id is put in `scope["state"]["agent"]` (Starlette's
-    `request.state.agent`). A missing, malformed (`Basic ...`, `Bearer ` with nothing) or
-    unknown token gets HTTP 401 with `WWW-Authenticate: Bearer` and the JSON-RPC error
-    object -32001 with `id: null` (CONTRACT.md sections Transport and Errors specific to
-    CSTP). The check runs before the body is read, so an unauthenticated client never gets
-    a 413 or a parse error, and its body is never buffered.
+    With tokens configured, a request to a path outside `open_paths` must carry
+    `Authorization: Bearer <token>` of a known agent. A missing, malformed (`Basic ...`,
+    `Bearer ` with nothing) or unknown token gets HTTP 401 with `WWW-Authenticate: Bearer`
+    and the JSON-RPC error object -32001 with `id: null` (CONTRACT.md sections Transport and
+    Errors specific to CSTP), and `on_refused(scope)` is told. The check runs before the body
+    is read, so an unauthenticated client never gets a 413 or a parse error. With no tokens,
+    every request's caller is its client address with every scope.
     """
 
     def __init__(
-        self, app: ASGIApp, tokens: TokenTable, open_paths: Collection[str] = OPEN_PATHS
+        self,
+        app: ASGIApp,
+        tokens: TokenTable,
+        proxies: TrustedProxies,
+        open_paths: Collection[str] = OPEN_PATHS,
+        on_refused: Callable[[Scope], None] = lambda scope: None,
     ) -> None:
         self.app = app
         self._tokens = tokens
+        self._proxies = proxies
         self._open_paths = open_paths
+        self._on_refused = on_refused
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self._open_paths:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        agent = self._tokens.agent_for(bearer_token(scope["headers"]))
-        if agent is None:
-            await _unauthorized()(scope, receive, send)
-            return
-        scope.setdefault("state", {})["agent"] = agent
+        state = scope.setdefault("state", {})
+        if not self._tokens:
+            state[CALLER_KEY] = anonymous(scope, self._proxies)
+        elif scope["path"] not in self._open_paths:
+            found = self._tokens.lookup(bearer_token(scope["headers"]))
+            if found is None:
+                self._on_refused(scope)
+                await _unauthorized()(scope, receive, send)
+                return
+            state[CALLER_KEY] = Caller(*found)
         await self.app(scope, receive, send)
 
 

@@ -1,4 +1,5 @@
-"""Agent tokens: parsing `agent:token` entries and looking a presented token up in constant time."""
+"""Agent tokens: parsing `agent:token[:scopes]` entries and looking a presented token up in
+constant time."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import hashlib
 import hmac
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
+
+from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
 
 if TYPE_CHECKING:
     from a2a.settings import Settings
@@ -24,21 +28,32 @@ class TokenFormatError(ValueError):
     """A token entry is malformed; the message names the entry, never the token itself."""
 
 
-def parse_entries(lines: Iterable[str], where: str) -> list[tuple[str, str]]:
-    """`(agent, token)` pairs from `agent:token` lines; blank lines and `#` lines skipped.
+@dataclass(frozen=True, slots=True)
+class TokenEntry:
+    """One configured token: the agent it names and the scopes it grants (CONTRACT.md, Scopes)."""
 
-    `where` names the source in errors ("CSTP_AUTH_TOKENS entry", "line"). Raises
-    TokenFormatError for an entry without `:`, a bad agent id, or a token that is not an
-    RFC 6750 b64token; the message never contains the token.
+    agent: str
+    token: str
+    scopes: Scopes = READ_ONLY
+
+
+def parse_entries(lines: Iterable[str], where: str) -> list[TokenEntry]:
+    """Entries from `agent:token` or `agent:token:read+write` lines; blank and `#` lines skipped.
+
+    An entry without scopes has `read` only. `where` names the source in errors
+    ("entry", "line"). Raises TokenFormatError for an entry without `:`, a bad agent id, a
+    token that is not an RFC 6750 b64token, or an unknown scope; the message never contains
+    the token.
     """
     entries = []
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        agent, sep, token = (part.strip() for part in line.partition(":"))
+        agent, sep, rest = (part.strip() for part in line.partition(":"))
+        token, _, scope_text = (part.strip() for part in rest.partition(":"))
         if not sep or not token:
-            raise TokenFormatError(f"{where} {number}: expected agent:token")
+            raise TokenFormatError(f"{where} {number}: expected agent:token or agent:token:scopes")
         if not _AGENT.fullmatch(agent):
             raise TokenFormatError(
                 f"{where} {number}: agent id {agent!r} must be letters, digits, '.', '_', '@', '-'"
@@ -47,20 +62,32 @@ def parse_entries(lines: Iterable[str], where: str) -> list[tuple[str, str]]:
             raise TokenFormatError(
                 f"{where} {number} (agent {agent}): token has characters a bearer token cannot"
             )
-        entries.append((agent, token))
+        entries.append(TokenEntry(agent, token, _scopes(scope_text, f"{where} {number}")))
     return entries
 
 
-def parse_env_tokens(value: SecretStr | None) -> list[tuple[str, str]]:
-    """Entries of CSTP_AUTH_TOKENS: `agent1:token1,agent2:token2` (newlines work as commas)."""
+def _scopes(text: str, where: str) -> Scopes:
+    if not text:
+        return READ_ONLY
+    names = [name.strip() for name in text.split("+")]
+    unknown = [name for name in names if name not in SCOPES]
+    if unknown:
+        raise TokenFormatError(
+            f"{where}: unknown scope {unknown[0]!r}; scopes are {'+'.join(sorted(SCOPES))}"
+        )
+    return frozenset(names)
+
+
+def parse_env_tokens(value: SecretStr | None) -> list[TokenEntry]:
+    """Entries of CSTP_AUTH_TOKENS: `a1:t1,a2:t2:read+write` (newlines work as commas)."""
     if value is None:
         return []
     text = value.get_secret_value().replace("\n", ",")
     return parse_entries(text.split(","), "entry")
 
 
-def read_token_file(path: Path) -> list[tuple[str, str]]:
-    """Entries of a secrets file, one `agent:token` per line, `#` comments allowed.
+def read_token_file(path: Path) -> list[TokenEntry]:
+    """Entries of a secrets file, one `agent:token[:scopes]` per line, `#` comments allowed.
 
     Raises TokenFormatError when the file cannot be read or a line is malformed.
     """
@@ -73,19 +100,24 @@ def read_token_file(path: Path) -> list[tuple[str, str]]:
 
 
 class TokenTable:
-    """Token -> agent id. Lookups compare against every token in constant time.
+    """Token -> (agent id, scopes). Lookups compare against every token in constant time.
 
     Only SHA-256 digests are kept, so every comparison is between equal-length values and
     `hmac.compare_digest` leaks neither a token's prefix nor its length.
     """
 
-    def __init__(self, entries: Iterable[tuple[str, str]]) -> None:
-        table: dict[bytes, str] = {}
-        for agent, token in entries:
-            digest = _digest(token)
-            if table.setdefault(digest, agent) != agent:
-                raise TokenFormatError(f"one token is given to agents {table[digest]} and {agent}")
-        self._entries = list(table.items())
+    def __init__(self, entries: Iterable[TokenEntry]) -> None:
+        table: dict[bytes, TokenEntry] = {}
+        for entry in entries:
+            digest = _digest(entry.token)
+            known = table.setdefault(digest, entry)
+            if known.agent != entry.agent:
+                raise TokenFormatError(
+                    f"one token is given to agents {known.agent} and {entry.agent}"
+                )
+            if known.scopes != entry.scopes:
+                raise TokenFormatError(f"one token of agent {entry.agent} has two sets of scopes")
+        self._entries = [(digest, entry.agent, entry.scopes) for digest, entry in table.items()]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -93,17 +125,22 @@ class TokenTable:
     @property
     def agents(self) -> set[str]:
         """Every agent id that has at least one token."""
-        return {agent for _, agent in self._entries}
+        return {agent for _, agent, _ in self._entries}
+
+    def lookup(self, token: str | None) -> tuple[str, Scopes] | None:
+        """`(agent id, scopes)` of this token, or None (also for None and "")."""
+        presented = _digest(token or "")
+        found = None
+        for digest, agent, scopes in self._entries:
+            # No early exit: the time taken does not depend on which token matched.
+            if hmac.compare_digest(digest, presented):
+                found = (agent, scopes)
+        return found
 
     def agent_for(self, token: str | None) -> str | None:
         """The agent id whose token this is, or None (also for None and "")."""
-        presented = _digest(token or "")
-        found = None
-        for digest, agent in self._entries:
-            # No early exit: the time taken does not depend on which token matched.
-            if hmac.compare_digest(digest, presented):
-                found = agent
-        return found
+        found = self.lookup(token)
+        return None if found is None else found[0]
 
 
 def load_token_table(settings: Settings) -> TokenTable:
@@ -112,7 +149,10 @@ def load_token_table(settings: Settings) -> TokenTable:
     Raises TokenFormatError (a ValueError naming the setting) for malformed entries or one
     token given to two agents.
     """
-    entries = parse_env_tokens(settings.auth_tokens)
+    try:
+        entries = parse_env_tokens(settings.auth_tokens)
+    except TokenFormatError as exc:
+        raise TokenFormatError(f"CSTP_AUTH_TOKENS: {exc}") from None
     if settings.auth_tokens_file is not None:
         try:
             entries += read_token_file(settings.auth_tokens_file)

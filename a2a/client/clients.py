@@ -7,6 +7,7 @@ from typing import Any, Self
 
 import httpx
 
+from a2a.client.decisions import AsyncDecisionCalls, DecisionCalls
 from a2a.client.errors import TransportError
 from a2a.client.wire import DEFAULT_URL, RequestIds, endpoint, headers, read_result, request_body
 from a2a.docs.models import SearchDocsResult
@@ -50,7 +51,7 @@ def _similar_params(
     return params
 
 
-class CSTPClient:
+class CSTPClient(DecisionCalls):
     """A blocking client. Every call raises the CSTPError subclass of the code it got.
 
     `url` is the service's base URL (`/cstp` is added when missing); `token` is sent as
@@ -142,7 +143,7 @@ class CSTPClient:
         self.close()
 
 
-class AsyncCSTPClient:
+class AsyncCSTPClient(AsyncDecisionCalls):
     """The asyncio twin of CSTPClient: the same calls, awaited."""
 
     def __init__(

@@ -89,6 +89,30 @@ class StoreUnavailableError(CSTPError):
         return value is not False
 
 
+class ForbiddenError(CSTPError):
+    """-32004: the token lacks the scope the method needs (`required_scope`, e.g. "write")."""
+
+    code = -32004
+
+    @property
+    def required_scope(self) -> str | None:
+        """`data.requiredScope` as sent, or None."""
+        value = self.data.get("requiredScope") if isinstance(self.data, dict) else None
+        return value if isinstance(value, str) else None
+
+
+class SaturatedError(CSTPError):
+    """-32005: the service's queue of waiting calls is full; retry after `retry_after` s."""
+
+    code = -32005
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds to wait before retrying (`data.retryAfter`, at least 1)."""
+        value = self.data.get("retryAfter") if isinstance(self.data, dict) else None
+        return value if isinstance(value, int) and value > 0 else 1
+
+
 class TransportError(CSTPError):
     """The service could not be reached, or answered with something that is not JSON-RPC."""
 
@@ -104,6 +128,8 @@ _BY_CODE: dict[int, type[CSTPError]] = {
         UnauthorizedError,
         RateLimitedError,
         StoreUnavailableError,
+        ForbiddenError,
+        SaturatedError,
     )
 }
 

@@ -51,19 +51,19 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
     """
 
     async def record_decision(params: RecordDecisionParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.record(params, ctx.agent)).to_wire()
+        return (await service.record_decision(params, ctx.agent)).to_wire()
 
     async def review_decision(params: ReviewDecisionParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.review(params)).model_dump(by_alias=True)
+        return (await service.review_decision(params)).model_dump(by_alias=True)
 
     async def get_decision(params: GetDecisionParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.get(params)).to_wire()
+        return (await service.get_decision(params)).to_wire()
 
     async def list_decisions(params: ListDecisionsParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.list(params)).to_wire()
+        return (await service.list_decisions(params)).to_wire()
 
     async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.calibration(params)).to_wire()
+        return (await service.get_calibration(params)).to_wire()
 
     methods = [
         Method(

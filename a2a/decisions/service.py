@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -11,6 +13,7 @@ import anyio.to_thread
 import numpy as np
 
 from a2a.decisions.calibration import calibrate, outcome_scores
+from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.locks import KeyedLocks
 from a2a.decisions.paging import page
@@ -38,9 +41,25 @@ from a2a.store import AsyncStore, StoredRecord
 from a2a.store.metadata import CONTENT_HASH_KEY, from_metadata, summary_fields, to_metadata
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
 #: least 64; at 80 bits a collision is not expected before ~10^12 decisions.
 ID_BYTES = 10
+
+
+ID_IN_USE = "in use by another decision (use reviewDecision)"
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A record on its way to Chroma, with its embedded text when already known.
+
+    `replace` false: a new record, written only when its id is free.
+    """
+
+    record: DecisionRecord
+    document: str | None
+    replace: bool
 
 
 class Runner(Protocol):
@@ -49,9 +68,11 @@ class Runner(Protocol):
     def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
 
 
-#: Told of every record written (with its vector), so an in-process index can take it in
-#: before the answer is sent.
-WriteListener = Callable[[Sequence[DecisionRecord], Sequence[Sequence[float]]], Awaitable[None]]
+#: Told of every batch written (records, their vectors, their embedded texts), so an
+#: in-process index can take it in before the answers are sent.
+WriteListener = Callable[
+    [Sequence[DecisionRecord], Sequence[Sequence[float]], Sequence[str]], Awaitable[None]
+]
 
 
 async def in_thread(call: Callable[[], T]) -> T:
@@ -79,6 +100,8 @@ class DecisionService:
 
     Every write is embedded with the store's model and upserted into Chroma before the
     method returns, so the record is durable and any replica's next query finds it.
+    Concurrent writes of different ids share one upsert (GroupCommit); writes of one id
+    take turns (KeyedLocks).
     Raises InvalidParams (-32602) naming the field, StoreUnavailable (-32003).
     """
 
@@ -103,10 +126,13 @@ class DecisionService:
         self._new_id = new_id
         self._on_write = on_write
         self._locks = KeyedLocks()
+        self._commits: GroupCommit[Written, bool] = GroupCommit(self._store_batch)
 
     # -- writes ----------------------------------------------------------------------------
 
-    async def record(self, params: RecordDecisionParams, agent: str) -> RecordDecisionResult:
+    async def record_decision(
+        self, params: RecordDecisionParams, agent: str
+    ) -> RecordDecisionResult:
         """Store `params.decision`, written by `agent`; `created` false for an identical retry.
 
         The same id with other content raises InvalidParams on `decision.id`.
@@ -114,20 +140,12 @@ class DecisionService:
         sent = params.decision
         # What was sent, before defaults: a retry without `date` matches the first call.
         digest = canonical_hash(sent.model_dump(mode="json"))
-        record_id = sent.id or self._new_id()
-        async with self._locks.hold(record_id):
-            existing = await self._store.get(ids=[record_id])
-            if existing:
-                if existing[0].metadata.get(CONTENT_HASH_KEY) == digest:
-                    return RecordDecisionResult(id=record_id, created=False)
-                raise InvalidParams(
-                    [FieldError("decision.id", "in use by another decision (use reviewDecision)")]
-                )
-            record = self._new_record(sent, record_id, agent, digest)
-            await self._write(record, record.embedding_text())
-        return RecordDecisionResult(id=record_id, created=True)
+        record = self._new_record(sent, sent.id or self._new_id(), agent, digest)
+        async with self._locks.hold(record.id):
+            created = await self._commits.submit(Written(record, None, replace=False))
+        return RecordDecisionResult(id=record.id, created=created)
 
-    async def review(self, params: ReviewDecisionParams) -> DecisionMetadata:
+    async def review_decision(self, params: ReviewDecisionParams) -> DecisionMetadata:
         """Set the outcome, status, lessons and review time of a stored decision.
 
         A record from a file keeps the hash of its file, so `cstp index` of the unchanged
@@ -145,17 +163,17 @@ class DecisionService:
                 update["lessons"] = params.lessons
             reviewed = record.model_copy(update=update)
             # The embedded text has no review fields: the stored one is kept as it is.
-            await self._write(reviewed, stored.document or reviewed.embedding_text())
+            await self._commits.submit(Written(reviewed, stored.document, replace=True))
         return DecisionMetadata(id=reviewed.id, **summary_fields(to_metadata(reviewed)))
 
     # -- reads -----------------------------------------------------------------------------
 
-    async def get(self, params: GetDecisionParams) -> DecisionResult:
+    async def get_decision(self, params: GetDecisionParams) -> DecisionResult:
         """The whole record of `params.id`; unknown id: InvalidParams on `id`."""
         stored = await self._one(params.id)
         return DecisionResult.of(from_metadata(stored.id, stored.metadata))
 
-    async def list(self, params: ListDecisionsParams) -> ListDecisionsResult:
+    async def list_decisions(self, params: ListDecisionsParams) -> ListDecisionsResult:
         """One page of summaries in date order; a bad cursor: InvalidParams on `cursor`."""
         after = (
             None
@@ -176,7 +194,7 @@ class DecisionService:
             else self._cursors.encode(chosen.next, params.order, params.filters),
         )
 
-    async def calibration(self, params: GetCalibrationParams) -> CalibrationResult:
+    async def get_calibration(self, params: GetCalibrationParams) -> CalibrationResult:
         """Brier score, reliability bins and per-category scores of the filtered decisions."""
         table = await self._table.table(params.filters)
         rows = np.flatnonzero(table.mask).tolist()
@@ -196,11 +214,35 @@ class DecisionService:
             raise unknown_id()
         return rows[0]
 
-    async def _write(self, record: DecisionRecord, document: str) -> None:
-        vectors = await self._run(lambda: self._embedder.embed_documents([document]))
-        await self._run(lambda: self._store.sync.upsert([record], vectors, [document]))
-        if self._on_write is not None:
-            await self._on_write([record], vectors)
+    async def _store_batch(self, batch: list[Written]) -> list[bool | Exception]:
+        """Store a batch of distinct ids: one read, one embedding call, one upsert.
+
+        A new record (`replace` false) whose id is stored already is not written: its
+        result is False when the stored one came from identical content, else an
+        InvalidParams on `decision.id`. Every other item is written; result True.
+        """
+        fresh = [w.record.id for w in batch if not w.replace]
+        stored = {row.id: row.metadata for row in await self._store.get(ids=fresh)}
+        results: list[bool | Exception] = []
+        writes: list[Written] = []
+        for item in batch:
+            known = None if item.replace else stored.get(item.record.id)
+            if known is None:
+                writes.append(item)
+                results.append(True)
+            elif known.get(CONTENT_HASH_KEY) == item.record.origin_hash:
+                results.append(False)
+            else:
+                results.append(InvalidParams([FieldError("decision.id", ID_IN_USE)]))
+        log.debug("group commit: %d of %d records to write", len(writes), len(batch))
+        if writes:
+            records = [w.record for w in writes]
+            documents = [w.document or w.record.embedding_text() for w in writes]
+            vectors = await self._run(lambda: self._embedder.embed_documents(documents))
+            await self._run(lambda: self._store.sync.upsert(records, vectors, documents))
+            if self._on_write is not None:
+                await self._on_write(records, vectors, documents)
+        return results
 
     def _new_record(
         self, sent: DecisionInput, record_id: str, agent: str, digest: str

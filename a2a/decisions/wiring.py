@@ -5,20 +5,35 @@ from __future__ import annotations
 import hashlib
 
 from a2a.decisions.cursor import CursorCodec
+from a2a.decisions.indexed import IndexTable, index_writes
 from a2a.decisions.service import DecisionService
-from a2a.decisions.table import StoreTable
+from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
+from a2a.index import SearchIndex
 from a2a.settings import Settings
 from a2a.store import AsyncStore
 
 
-def decision_service(settings: Settings, store: AsyncStore, embedder: Embedder) -> DecisionService:
-    """Decisions on `store`, embedded with `embedder`, blocking work in the store's threads.
+def decision_service(
+    settings: Settings, store: AsyncStore, embedder: Embedder, index: SearchIndex | None = None
+) -> DecisionService:
+    """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
+    pool (a Chroma server call is bounded by the client's own timeout).
 
-    Cursors are signed with CSTP_CURSOR_SECRET when set, else with a per-process key.
+    With `index` (the service's in-process search index) listDecisions and getCalibration
+    read its columns and every write goes into it before the answer; without, they read
+    Chroma on each call. Cursors are signed with CSTP_CURSOR_SECRET when set, else with a
+    per-process key.
     """
     secret = settings.cursor_secret
     key = None if secret is None else hashlib.sha256(secret.get_secret_value().encode()).digest()
+    run = store.workers.run
+    table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
     return DecisionService(
-        store, embedder, StoreTable(store), cursors=CursorCodec(key), run=store.run_sync
+        store,
+        embedder,
+        table,
+        cursors=CursorCodec(key),
+        run=run,
+        on_write=None if index is None else index_writes(index, run),
     )

@@ -2,14 +2,18 @@
 
 Each `cstp.*` method is one tool: its params model is the tool's inputSchema, its result
 schema the outputSchema, and a successful call returns the JSON-RPC result as
-structuredContent (and as JSON text for clients that read only content). A call goes
-through the same steps as on /cstp: params validation (-32602), admission by the same rate
-limits with the agent the bearer token maps to (-32002), then the handler. A failed call is
-a tool result with `isError: true` whose structuredContent is the JSON-RPC error object
-(`code`, `message`, `data`), so an agent can read the same codes on either door.
+structuredContent (and as JSON text for clients that read only content). A tool call is a
+thin door onto the same `a2a.rpc.pipeline.Pipeline` as /cstp: admission (-32002), method
+(-32601), scope (-32004), params (-32602), call; its outcome is counted and logged like any
+other call. A failed call is a tool result with `isError: true` whose structuredContent is
+the JSON-RPC error object (`code`, `message`, `data`), so an agent reads the same codes on
+either door.
 
-The session manager runs stateless with JSON responses: every POST is self-contained, so
-several server processes can answer /mcp without sticky sessions.
+Before the SDK sees a POST, this door reads the body with the same cap and deadline as
+/cstp (our 413 and 408, connection closed), parses it strictly (RFC 8259, -32700) and checks
+the envelope (-32600): malformed messages get our error objects, HTTP 400 as streamable
+HTTP asks. The session manager runs stateless with JSON responses: every POST is
+self-contained, so several server processes can answer /mcp without sticky sessions.
 """
 
 from __future__ import annotations
@@ -23,23 +27,27 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Message, Receive, Scope, Send
 
-from a2a.rpc.dispatcher import Admission
-from a2a.rpc.errors import MethodNotFound, to_error_object
+from a2a.auth.caller import caller_of
+from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.observability.calls import CallLog
+from a2a.observability.middleware import elapsed, request_id_of
+from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
+from a2a.rpc.pipeline import Outcome, Pipeline
 
 #: Methods not offered as tools: `rpc.*` is JSON-RPC's own discovery; MCP has tools/list.
 RESERVED_PREFIX = "rpc."
 
 
 def tool_for(method: Method) -> types.Tool:
-    """The MCP Tool describing `method`: name, description, input and output schemas."""
+    """The MCP Tool describing `method`: name, description (with its scope), schemas."""
     return types.Tool(
         name=method.name,
-        description=method.summary,
+        description=f"{method.summary} (token scope: {method.scope})",
         input_schema=method.params_model.model_json_schema(by_alias=True),
         output_schema=method.result_schema or None,
     )
@@ -50,28 +58,14 @@ def tools_of(methods: Mapping[str, Method]) -> dict[str, Method]:
     return {n: m for n, m in methods.items() if not n.startswith(RESERVED_PREFIX)}
 
 
-async def call_method(
-    methods: Mapping[str, Method], admission: Admission, name: str, args: Any, ctx: CallContext
-) -> types.CallToolResult:
-    """Run one tool call through validation, admission and the handler.
-
-    Never raises for a caller's mistake or a store failure: those become `isError` results
-    carrying the JSON-RPC error object (unexpected faults are -32603, logged, not described).
-    """
-    try:
-        method = tools_of(methods).get(name)
-        if method is None:
-            raise MethodNotFound(name)
-        params = method.validate(args if isinstance(args, dict) else None)
-        await admission.admit(name, ctx)
-        result = await method.handler(params, ctx)
-    except Exception as exc:
-        wire = to_error_object(exc)
-        error = {"code": wire.code, "message": wire.message}
-        if wire.data is not None:
-            error["data"] = wire.data
-        return _result(error, is_error=True)
-    return _result(result, is_error=False)
+def tool_result(outcome: Outcome) -> types.CallToolResult:
+    """The CallToolResult of a call's outcome: the result, or the error object (`isError`)."""
+    if outcome.error is None:
+        result = outcome.result
+        payload = result.value if isinstance(result, protocol.RawJson) else result
+        return _result(payload, is_error=False)
+    error = protocol.failure(None, outcome.error.code, outcome.error.message, outcome.error.data)
+    return _result(error["error"], is_error=True)
 
 
 def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
@@ -79,22 +73,11 @@ def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
     return types.CallToolResult(content=[text], structured_content=payload, is_error=is_error)
 
 
-def caller(request: Any) -> str:
-    """The calling agent: the one BearerAuth found, else (auth off) the client address."""
-    if isinstance(request, Request):
-        agent = getattr(request.state, "agent", None)
-        if isinstance(agent, str):
-            return agent
-        if request.client:
-            return request.client.host
-    return "unknown"
-
-
-def mcp_server(
-    methods: Mapping[str, Method], admission: Admission, name: str, version: str
-) -> Server[Any]:
-    """A low-level MCP server answering tools/list and tools/call from the method table."""
-    tools = [tool_for(m) for m in tools_of(methods).values()]
+def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> Server[Any]:
+    """A low-level MCP server answering tools/list from the method table and tools/call
+    through `pipeline`, each call's outcome recorded in `calls`."""
+    pipeline = pipeline.serving(tools_of(pipeline.methods))
+    tools = [tool_for(m) for m in pipeline.methods.values()]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -104,9 +87,21 @@ def mcp_server(
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        request_id = "" if ctx.request_id is None else str(ctx.request_id)
-        call = CallContext(agent=caller(ctx.request), request_id=request_id)
-        return await call_method(methods, admission, params.name, params.arguments, call)
+        request = ctx.request
+        scope: Scope = request.scope if isinstance(request, Request) else {"type": "http"}
+        caller = caller_of(scope)
+        call = CallContext(caller.agent, request_id_of(scope), caller.scopes)
+        arguments = params.arguments if isinstance(params.arguments, dict) else None
+        outcome = await pipeline.call(params.name, arguments, call)
+        calls.record(
+            [outcome],
+            door="mcp",
+            agent=caller.agent,
+            request_id=call.request_id,
+            status=200,
+            seconds=elapsed(scope),
+        )
+        return tool_result(outcome)
 
     return Server(
         name,
@@ -153,11 +148,8 @@ async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
 
 
 class McpEndpoint:
-    """ASGI endpoint for /mcp: hands the request to the session manager in `app.state.mcp`.
-
-    The manager only exists once the lifespan has built the method table, so the route is
-    declared with this forwarder and the lifespan fills `app.state.mcp` in.
-    """
+    """ASGI endpoint for /mcp: body and envelope checks, then the session manager in the
+    app's AppState (built by the lifespan, hence this forwarder)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") == "GET":
@@ -166,5 +158,67 @@ class McpEndpoint:
             response = Response(status_code=405, headers={"Allow": "POST, DELETE"})
             await response(scope, receive, send)
             return
-        manager: StreamableHTTPSessionManager = scope["app"].state.mcp
-        await manager.handle_request(scope, receive, send)
+        # The AppState (a2a.http.state), looked up here to keep the import one-way.
+        state: Any = scope["app"].state.cstp
+        if scope.get("method") != "POST":
+            await state.mcp.handle_request(scope, receive, send)
+            return
+        settings = state.settings
+        request = Request(scope, receive)
+        try:
+            body = await read_capped_body(
+                request, settings.max_body_bytes, settings.body_timeout_seconds
+            )
+        except ClientDisconnect:
+            return
+        except BodyTooLarge:
+            await too_large(settings.max_body_bytes)(scope, receive, send)
+            return
+        except BodyTimeout:
+            await timed_out(settings.body_timeout_seconds)(scope, receive, send)
+            return
+        refusal = envelope_error(body, settings.max_json_depth)
+        if refusal is not None:
+            await JSONResponse(refusal, status_code=400)(scope, receive, send)
+            return
+        await state.mcp.handle_request(scope, _replay(body, receive), send)
+
+
+def envelope_error(body: bytes, max_depth: int) -> dict[str, Any] | None:
+    """Our error object for a body that is not one valid JSON-RPC message, else None.
+
+    -32700 for what is not strict JSON; -32600 for an array (MCP sends one message per
+    POST) or an object that is neither a valid request nor a response.
+    """
+    try:
+        message = protocol.parse_json(body, max_depth)
+    except protocol.ParseError as exc:
+        return protocol.failure(None, protocol.PARSE_ERROR, "Parse error", {"reason": str(exc)})
+    if isinstance(message, dict) and "method" not in message and "id" in message:
+        return None  # a response to the server: the SDK's to judge
+    if isinstance(message, list):
+        reason = "one JSON-RPC message per POST; batches are not part of MCP"
+        return protocol.failure(
+            None, protocol.INVALID_REQUEST, "Invalid Request", {"reason": reason}
+        )
+    try:
+        protocol.read_request(message)
+    except protocol.InvalidRequest as exc:
+        return protocol.failure(
+            exc.id, protocol.INVALID_REQUEST, "Invalid Request", {"reason": str(exc)}
+        )
+    return None
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands `body` over once, then waits on the real one (disconnects)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

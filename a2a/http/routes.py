@@ -1,55 +1,81 @@
-"""HTTP endpoints: POST /cstp (JSON-RPC), /health, /ready, /metrics, the agent card."""
+"""HTTP endpoints: POST /cstp (JSON-RPC), /health, /ready, /metrics, the agent cards."""
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
+import logging
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from a2a.http.agent_card import agent_card
-from a2a.http.body import BodyTooLarge, read_capped_body
+from a2a.auth.caller import caller_of
+from a2a.http.agent_card import CARD_SHAPES, card_bytes
+from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.http.state import AppState, state_of
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from a2a.observability.middleware import OUTCOMES_KEY, REQUEST_ID_KEY
+from a2a.observability.middleware import elapsed, request_id_of
 from a2a.rpc import protocol
-from a2a.rpc.dispatcher import CallOutcome
+from a2a.rpc.errors import ErrorObject
 from a2a.rpc.methods import CallContext
+from a2a.rpc.pipeline import Outcome
 from a2a.store import EmbeddingModelMismatch, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 #: Longest wait, in seconds, for the decision count when /metrics is scraped.
 METRICS_STORE_TIMEOUT_SECONDS = 2.0
 
 
 async def rpc(request: Request) -> Response:
-    """One JSON-RPC request or batch; 200 with the reply, 204 when nothing is owed, 413.
+    """The /cstp door: body (413, 408) -> dispatcher (parse, envelope, batch, pipeline).
 
-    Auth (401) has already run in `a2a.auth.middleware.BearerAuth` when tokens are
-    configured. Each call is counted against the caller's limits; the response carries
-    `Retry-After` and `X-RateLimit-*` as `a2a.limits.headers.rate_limit_headers` says.
+    200 with the reply, 204 when nothing is owed. Auth (401) has already run in
+    `a2a.auth.middleware.Identify`. The response carries `Retry-After` and `X-RateLimit-*`
+    from the calls' outcomes (`a2a.limits.headers.rate_limit_headers`); the outcomes are
+    counted and logged here, once the response is built.
     """
-    state: Any = request.app.state
-    max_bytes = state.settings.max_body_bytes
+    state = state_of(request)
+    settings = state.settings
     try:
-        body = await read_capped_body(request, max_bytes)
+        body = await read_capped_body(
+            request, settings.max_body_bytes, settings.body_timeout_seconds
+        )
     except ClientDisconnect:
         # The client went away mid-body: nobody to answer, nothing worth a traceback.
         return Response(status_code=400)
     except BodyTooLarge:
-        error = protocol.failure(
-            None, protocol.INVALID_REQUEST, "Request body too large", {"maxBytes": max_bytes}
-        )
-        _record_outcomes(request, [CallOutcome(None, protocol.INVALID_REQUEST)])
-        return JSONResponse(error, status_code=413)
-    ctx = CallContext(agent=_caller(request), request_id=_request_id(request))
-    with state.rate_limits.tracking(ctx) as quotas:
-        reply = await state.dispatcher.dispatch(body, ctx)
-    _record_outcomes(request, reply.outcomes)
-    headers = rate_limit_headers(reply, quotas)
+        return _refused(request, state, too_large(settings.max_body_bytes))
+    except BodyTimeout:
+        return _refused(request, state, timed_out(settings.body_timeout_seconds))
+    caller = caller_of(request.scope)
+    ctx = CallContext(caller.agent, request_id_of(request.scope), caller.scopes)
+    reply = await state.dispatcher.dispatch(body, ctx)
+    headers = rate_limit_headers(reply.outcomes)
     if reply.body is None:
-        return Response(status_code=204, headers=headers)
-    return JSONResponse(reply.body, headers=headers)
+        response = Response(status_code=204, headers=headers)
+    else:
+        response = Response(
+            protocol.encode(reply.body), headers=headers, media_type="application/json"
+        )
+    _record(request, state, reply.outcomes, response.status_code)
+    return response
+
+
+def _refused(request: Request, state: AppState, response: Response) -> Response:
+    error = ErrorObject(protocol.INVALID_REQUEST, "Invalid Request")
+    _record(request, state, [Outcome(None, error=error)], response.status_code)
+    return response
+
+
+def _record(request: Request, state: AppState, outcomes: list[Outcome], status: int) -> None:
+    state.calls.record(
+        outcomes,
+        door="cstp",
+        agent=caller_of(request.scope).agent,
+        request_id=request_id_of(request.scope),
+        status=status,
+        seconds=elapsed(request.scope),
+    )
 
 
 async def health(request: Request) -> Response:
@@ -58,44 +84,56 @@ async def health(request: Request) -> Response:
 
 
 async def ready(request: Request) -> Response:
-    """Readiness: 200 when Chroma answers with the right embedding model, else 503 and why."""
-    store = request.app.state.store
+    """Readiness: 200 when Chroma answers with the right embedding model, else 503.
+
+    The 503 says why in a short word (`chroma unreachable`, `model mismatch`); the Chroma
+    URL, data path and exception text go to the log only (CONTRACT.md section Transport).
+    """
     try:
-        await store.check()
-    except (StoreUnavailable, EmbeddingModelMismatch) as exc:
-        return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
+        await state_of(request).store.check()
+    except StoreUnavailable as exc:
+        log.warning("not ready: %s", exc)
+        return _not_ready("chroma unreachable")
+    except EmbeddingModelMismatch as exc:
+        log.error("not ready: %s", exc)
+        return _not_ready("model mismatch")
     return JSONResponse({"status": "ready"})
+
+
+def _not_ready(reason: str) -> Response:
+    return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
 
 
 async def metrics(request: Request) -> Response:
     """Prometheus metrics (text format); the decision count is read now, for at most 2 s."""
-    state: Any = request.app.state
+    state = state_of(request)
     timeout = min(METRICS_STORE_TIMEOUT_SECONDS, state.settings.chroma_timeout_seconds)
     await state.metrics.refresh_store(state.store.count, timeout)
     return Response(state.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 
 async def card(request: Request) -> Response:
-    """The A2A Agent Card, with the endpoint URL as this client reached the service."""
-    base_url = str(request.base_url).rstrip("/")
-    state: Any = request.app.state
-    return JSONResponse(agent_card(base_url, state.settings.agent_id, state.methods, state.auth_on))
+    """The A2A Agent Card (current shape at agent-card.json, 0.3 at agent.json).
+
+    Its URLs come from CSTP_PUBLIC_URL, else the address the server socket is bound to:
+    never from the request's Host header, since the card is public and cacheable.
+    """
+    state = state_of(request)
+    shape = CARD_SHAPES[request.url.path]
+    base_url = public_base_url(state, request)
+    key = (base_url, shape)
+    if key not in state.cards:
+        state.cards[key] = card_bytes(
+            shape, base_url, state.settings.agent_id, state.methods, state.auth_on
+        )
+    return Response(state.cards[key], media_type="application/json")
 
 
-def _caller(request: Request) -> str:
-    # The agent BearerAuth found; with auth off, each client address is its own agent.
-    agent = getattr(request.state, "agent", None)
-    if isinstance(agent, str):
-        return agent
-    return request.client.host if request.client else "unknown"
-
-
-def _request_id(request: Request) -> str:
-    # Set, validated, by a2a.observability.middleware.RequestObserver, which also echoes it.
-    request_id = request.scope.get("state", {}).get(REQUEST_ID_KEY)
-    return request_id if isinstance(request_id, str) else uuid.uuid4().hex
-
-
-def _record_outcomes(request: Request, outcomes: list[CallOutcome]) -> None:
-    # RequestObserver counts and logs each call once the response has been sent.
-    request.scope.setdefault("state", {})[OUTCOMES_KEY] = outcomes
+def public_base_url(state: AppState, request: Request) -> str:
+    """CSTP_PUBLIC_URL without a trailing `/`, else `http://<bound host>:<port>`."""
+    if state.settings.public_url is not None:
+        return str(state.settings.public_url).rstrip("/")
+    server = request.scope.get("server") or (state.settings.host, state.settings.port)
+    host, port = server[0], server[1]
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}" if port in (None, 80) else f"http://{host}:{port}"

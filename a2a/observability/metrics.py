@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from a2a.rpc import protocol
-from a2a.rpc.dispatcher import CallOutcome
+from a2a.rpc.pipeline import Outcome
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 
 #: Prometheus' text exposition format, the Content-Type of GET /metrics.
@@ -76,7 +76,7 @@ class Metrics:
         """The `method` label: the name of a served method, else `other`."""
         return method if method is not None and method in self.served else OTHER_METHOD
 
-    def count_calls(self, outcomes: Iterable[CallOutcome]) -> None:
+    def count_calls(self, outcomes: Iterable[Outcome]) -> None:
         """One increment per call in `cstp_rpc_calls_total`, and per -32002 in rate_limited."""
         for outcome in outcomes:
             method = self.method_label(outcome.method)

@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
-
 from a2a.embeddings import Embedder
 from a2a.query.filters import to_where
 from a2a.query.fusion import FusedHit, reciprocal_rank_fusion
@@ -153,7 +151,7 @@ class QueryService:
         }
 
     async def _nearest(self, query: str, where: dict[str, Any] | None, n: int) -> list[Hit]:
-        vector = await anyio.to_thread.run_sync(self._embedder.embed_query, query)
+        vector = await self._store.workers.run(lambda: self._embedder.embed_query(query))
         return await self._store.query(vector, where, n_results=n)
 
     async def _metadata(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -6,9 +6,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from a2a.errors import InvalidParams, RateLimited, Unauthorized
+from a2a.errors import InvalidParams, MissingScope, RateLimited, Unauthorized
 from a2a.rpc import protocol
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
+from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,10 @@ def to_error_object(exc: BaseException) -> ErrorObject:
 
     Codes: -32601 MethodNotFound, -32602 InvalidParams (`data.errors`), -32001 Unauthorized,
     -32002 RateLimited (`data.retryAfter`, seconds), -32003 StoreUnavailable
-    (`data.retryable`); CONTRACT.md section Errors specific to CSTP.
+    (`data.retryable`), -32004 MissingScope (`data.requiredScope`), -32005 Saturated
+    (`data.retryable`, `data.retryAfter`); CONTRACT.md sections Errors specific to CSTP and
+    Errors added with the write path. Anything else is a fault of ours: -32603, logged with
+    its traceback, nothing of it on the wire.
     """
     if isinstance(exc, MethodNotFound):
         # The name is the client's own: echo enough to recognise it, not a 500 KB string.
@@ -52,6 +56,14 @@ def to_error_object(exc: BaseException) -> ErrorObject:
             protocol.STORE_UNAVAILABLE,
             "ChromaDB collection unusable: embedding model mismatch",
             {"retryable": False},
+        )
+    if isinstance(exc, MissingScope):
+        return ErrorObject(protocol.FORBIDDEN, "Forbidden", {"requiredScope": exc.required})
+    if isinstance(exc, Saturated):
+        return ErrorObject(
+            protocol.SATURATED,
+            "Service saturated",
+            {"retryable": True, "retryAfter": exc.retry_after},
         )
     if isinstance(exc, Unauthorized):
         return ErrorObject(protocol.UNAUTHORIZED, "Unauthorized")

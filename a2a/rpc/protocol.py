@@ -18,6 +18,8 @@ INTERNAL_ERROR: Final = -32603
 UNAUTHORIZED: Final = -32001
 RATE_LIMITED: Final = -32002
 STORE_UNAVAILABLE: Final = -32003
+FORBIDDEN: Final = -32004
+SATURATED: Final = -32005
 
 Id = str | int | float | None
 _ABSENT: Final = object()
@@ -48,12 +50,13 @@ class InvalidRequest(Exception):
 def parse_json(body: bytes, max_depth: int) -> Any:
     """The JSON value in `body` (UTF-8).
 
-    Raises ParseError for invalid UTF-8, invalid JSON, or nesting deeper than `max_depth`
+    Raises ParseError for invalid UTF-8, invalid JSON (RFC 8259: `NaN`, `Infinity` and
+    `-Infinity` included), or nesting deeper than `max_depth`
     arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
     """
     try:
         text = body.decode("utf-8")
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise ParseError("body is not valid UTF-8") from None
     except (ValueError, RecursionError):
@@ -61,6 +64,11 @@ def parse_json(body: bytes, max_depth: int) -> Any:
     if nesting_depth(value) > max_depth:
         raise ParseError(f"JSON nested deeper than {max_depth} levels")
     return value
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json reads NaN, Infinity and -Infinity; RFC 8259 section 6 does not.
+    raise ValueError(f"{name} is not JSON")
 
 
 def nesting_depth(value: Any) -> int:
@@ -136,3 +144,35 @@ def failure(id: Id, code: int, message: str, data: Any = None) -> dict[str, Any]
     if data is not None:
         error["data"] = data
     return {"jsonrpc": VERSION, "id": id, "error": error}
+
+
+@dataclass(frozen=True, slots=True)
+class RawJson:
+    """A result already serialised: `value` for in-process readers, `text` its JSON text.
+
+    A document answered many times (rpc.discover) is encoded once and spliced into each
+    response instead of being serialised per call.
+    """
+
+    value: Any
+    text: str
+
+    @classmethod
+    def of(cls, value: Any) -> RawJson:
+        """`value` with its compact JSON text."""
+        return cls(value, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
+    """A response object or batch as UTF-8 JSON; RawJson results are spliced in as they are."""
+    if isinstance(body, list):
+        return b"[" + b",".join(encode(item) for item in body) + b"]"
+    result = body.get("result")
+    if not isinstance(result, RawJson):
+        return _dumps(body)
+    head = _dumps({k: v for k, v in body.items() if k != "result"})
+    return head[:-1] + b',"result":' + result.text.encode("utf-8") + b"}"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

@@ -1,37 +1,38 @@
-"""Chroma calls off the event loop, each with a deadline."""
+"""Chroma calls off the event loop, in the shared worker pool, each with a deadline."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import anyio
-import anyio.to_thread
-
 from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
 from a2a.store.errors import StoreUnavailable
+from a2a.workers import WorkerPool
 
 T = TypeVar("T")
 
 
 class AsyncStore:
-    """Async face of ChromaDecisionStore: blocking calls run in worker threads.
+    """Async face of ChromaDecisionStore: blocking calls run in `workers`.
 
-    A call that outlives `timeout_seconds` raises StoreUnavailable; its thread is
-    abandoned (Chroma calls cannot be interrupted) and counted against `max_threads`.
-    `on_error(kind)`, when given, hears of every failed call: kind `timeout` or `failure`.
+    A call that outlives `timeout_seconds`, counted from the moment a worker thread starts
+    it, raises StoreUnavailable (CSTP -32003); the wait for a free thread is not Chroma's
+    time, and a full queue raises Saturated (-32005) instead. `on_error(kind)`, when given,
+    hears of every failed call: kind `timeout` or `failure`. Without `workers`, a pool of
+    8 threads whose queue never fills (for scripts; the service passes its shared pool).
     """
 
     def __init__(
         self,
         store: ChromaDecisionStore,
         timeout_seconds: float,
-        max_threads: int = 8,
+        workers: WorkerPool | None = None,
         on_error: Callable[[str], None] | None = None,
     ):
         self.sync = store
+        # Scripts and tests without a service get a pool of their own, queue never full.
+        self.workers = workers or WorkerPool(threads=8, queue=1_000_000, max_wait_seconds=3600)
         self._timeout = timeout_seconds
-        self._limiter = anyio.CapacityLimiter(max_threads)
         self._on_error = on_error or (lambda kind: None)
 
     async def query(
@@ -65,19 +66,12 @@ class AsyncStore:
         """See ChromaDecisionStore.check."""
         await self._run(self.sync.check)
 
-    async def run_sync(self, call: Callable[[], T]) -> T:
-        """Any other blocking work (embedding a query, say) in the same worker pool."""
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
-
     async def _run(self, call: Callable[[], T]) -> T:
-        with anyio.move_on_after(self._timeout) as scope:
-            try:
-                return await anyio.to_thread.run_sync(
-                    call, limiter=self._limiter, abandon_on_cancel=True
-                )
-            except StoreUnavailable:
-                self._on_error("failure")
-                raise
-        assert scope.cancelled_caught
-        self._on_error("timeout")
-        raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")
+        try:
+            return await self.workers.run(call, deadline_seconds=self._timeout)
+        except StoreUnavailable:
+            self._on_error("failure")
+            raise
+        except TimeoutError:
+            self._on_error("timeout")
+            raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s") from None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +15,10 @@ from urllib.parse import urlsplit
 
 import chromadb
 import httpx
+import numpy as np
+import numpy.typing as npt
 from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import NotFoundError
+from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
@@ -26,6 +30,11 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
+#: Record metadata key: when the record was last written, epoch milliseconds, writer's clock.
+UPDATED_AT_KEY = "updated_at"
+#: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
+#: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
+PAGE_SIZE = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +44,19 @@ class StoredRecord:
     id: str
     metadata: dict[str, Any]
     document: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPage:
+    """One page of a whole-store read: ids, metadata, text and float32 embeddings (n x dim).
+
+    `documents` and `embeddings` are None when not asked for.
+    """
+
+    ids: list[str]
+    metadatas: list[dict[str, Any]]
+    documents: list[str] | None
+    embeddings: npt.NDArray[np.float32] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +95,7 @@ class ChromaDecisionStore:
         self._timeout = timeout_seconds
         self._client: Any = None
         self._collection: Any = None
+        self._max_batch: int | None = None
         self._lock = threading.Lock()
 
     @property
@@ -141,23 +164,92 @@ class ChromaDecisionStore:
 
         `documents=True` also returns each record's embedded text; `metadata=False` leaves
         metadata out (`{}`), which is much cheaper when only ids are needed.
-        [] for an empty store.
+        Read in pages of PAGE_SIZE, so no call grows with the store. [] for an empty store.
+        """
+        rows: list[StoredRecord] = []
+        for page in self.pages(ids=ids, where=where, documents=documents, metadata=metadata):
+            texts: list[str | None] = [None] * len(page.ids)
+            if page.documents is not None:
+                texts = list(page.documents)
+            rows.extend(
+                StoredRecord(id=i, metadata=m, document=d)
+                for i, m, d in zip(page.ids, page.metadatas, texts, strict=True)
+            )
+        return sorted(rows, key=lambda row: row.id)
+
+    def pages(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        documents: bool = False,
+        metadata: bool = True,
+        embeddings: bool = False,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[StoredPage]:
+        """The records by `ids` and/or `where` (all when both are None), page by page.
+
+        Pages by id chunks when `ids` is given, else by limit/offset. A page read while
+        another process writes may miss or repeat a record; callers that need every
+        record (the search index) reconcile afterwards by `updated_at` and ids.
         """
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or (ids is not None and not ids):
-            return []
-        include = (["metadatas"] if metadata else []) + (["documents"] if documents else [])
-        result = self._guarded(
-            collection.get, ids=None if ids is None else list(ids), where=where, include=include
+            return
+        include = (
+            (["metadatas"] if metadata else [])
+            + (["documents"] if documents else [])
+            + (["embeddings"] if embeddings else [])
         )
+        if ids is not None:
+            unique = list(dict.fromkeys(ids))
+            for start in range(0, len(unique), page_size):
+                chunk = unique[start : start + page_size]
+                yield self._page(collection.get, ids=chunk, where=where, include=include)
+            return
+        offset = 0
+        while True:
+            page = self._page(
+                collection.get, where=where, include=include, limit=page_size, offset=offset
+            )
+            if page.ids:
+                yield page
+            if len(page.ids) < page_size:
+                return
+            offset += page_size
+
+    def _page(self, call: Any, **kwargs: Any) -> StoredPage:
+        result = self._guarded(call, **kwargs)
         count = len(result["ids"])
-        texts = result.get("documents") or [None] * count
-        metadatas = result.get("metadatas") or [None] * count
-        rows = [
-            StoredRecord(id=i, metadata=dict(m or {}), document=d)
-            for i, m, d in zip(result["ids"], metadatas, texts, strict=True)
-        ]
-        return sorted(rows, key=lambda row: row.id)
+        include = kwargs["include"]
+        vectors = result.get("embeddings") if "embeddings" in include else None
+        return StoredPage(
+            ids=list(result["ids"]),
+            metadatas=[dict(m or {}) for m in (result.get("metadatas") or [None] * count)],
+            documents=(
+                [d or "" for d in result.get("documents") or [""] * count]
+                if "documents" in include
+                else None
+            ),
+            embeddings=None if vectors is None else np.asarray(vectors, dtype=np.float32),
+        )
+
+    def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
+        """Records (id, metadata) whose `updated_at` is at or after `updated_at_ms`, paged.
+
+        Records written before `updated_at` existed have none and are never returned.
+        """
+        where = {UPDATED_AT_KEY: {"$gte": int(updated_at_ms)}}
+        return self.get(where=where)
+
+    def ids(self) -> list[str]:
+        """Every stored id, read in pages (no metadata: cheap)."""
+        return [i for page in self.pages(metadata=False, page_size=4 * PAGE_SIZE) for i in page.ids]
+
+    def max_batch_size(self) -> int:
+        """The most records Chroma takes in one write (its own limit, from the client)."""
+        client = self._guarded(self._get_client)
+        return int(self._guarded(client.get_max_batch_size))
 
     def revision(self) -> str | None:
         """The collection's change marker: a new value after every write by any process.
@@ -171,10 +263,8 @@ class ChromaDecisionStore:
             collection = self._guarded(
                 client.get_collection, self.collection_name, embedding_function=None
             )
-        except StoreUnavailable as exc:
-            if isinstance(exc.__cause__, NotFoundError):
-                return None
-            raise
+        except NotFoundError:
+            return None
         return str((collection.metadata or {}).get(REVISION_KEY, ""))
 
     # -- writes ------------------------------------------------------------------------
@@ -182,25 +272,56 @@ class ChromaDecisionStore:
     def upsert(
         self,
         records: Sequence[DecisionRecord],
-        embeddings: Sequence[Sequence[float]],
+        embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
-    ) -> None:
-        """Insert or replace `records` (by id) with their vectors and embedded text."""
+    ) -> list[dict[str, MetadataValue]]:
+        """Insert or replace `records` (by id) with their vectors and embedded text.
+
+        Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
+        taken just before the write) so that search indexes in other processes find the
+        change (a2a.index.sync), then changes the collection's revision marker. Writes in
+        chunks of Chroma's max batch size. Returns the metadata written, in order.
+        """
         if not records:
-            return
+            return []
         collection = self._guarded(self._get_collection, create=True)
-        metadatas: list[dict[str, MetadataValue]] = [to_metadata(r) for r in records]
-        self._guarded(
-            collection.upsert,
-            ids=[r.id for r in records],
-            embeddings=[list(e) for e in embeddings],
-            metadatas=metadatas,
-            documents=list(documents),
-        )
+        stamp = time.time_ns() // 1_000_000
+        metadatas: list[dict[str, MetadataValue]] = [
+            {**to_metadata(r), UPDATED_AT_KEY: stamp} for r in records
+        ]
+        vectors = np.asarray(embeddings, dtype=np.float32)
+        batch = self._batch_size()
+        for start in range(0, len(records), batch):
+            end = start + batch
+            self._guarded(
+                collection.upsert,
+                ids=[r.id for r in records[start:end]],
+                embeddings=vectors[start:end],
+                metadatas=metadatas[start:end],
+                documents=list(documents[start:end]),
+            )
+        self._bump_revision(collection)
+        return metadatas
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove `ids` (absent ids are ignored) and change the revision marker."""
+        collection = self._guarded(self._get_collection, create=False)
+        if collection is None or not ids:
+            return
+        for start in range(0, len(ids), PAGE_SIZE):
+            self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
+        self._bump_revision(collection)
+
+    def _bump_revision(self, collection: Any) -> None:
         self._guarded(
             collection.modify,
             metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: uuid.uuid4().hex},
         )
+
+    def _batch_size(self) -> int:
+        if self._max_batch is None:
+            self._max_batch = self.max_batch_size()
+        return self._max_batch
 
     def close(self) -> None:
         """Drop the client; the next call connects again."""
@@ -210,14 +331,20 @@ class ChromaDecisionStore:
     # -- connection --------------------------------------------------------------------
 
     def _guarded(self, call: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run a Chroma call; any failure resets the connection and is StoreUnavailable."""
+        """Run a Chroma call; Chroma itself failing is StoreUnavailable, the rest propagates.
+
+        Only failures of Chroma (see `is_chroma_failure`) reset the connection and become
+        StoreUnavailable (CSTP -32003); a malformed `where`, a bad name or a bug of ours is
+        raised unchanged, so the dispatcher answers -32603 and logs its traceback.
+        """
         try:
             return call(*args, **kwargs)
-        except (EmbeddingModelMismatch, StoreUnavailable):
+        except StoreUnavailable:
+            self.close()
             raise
         except Exception as exc:
-            # Errors are mapped by where they happen, not by type: a dead server shows up
-            # as ValueError at construction and httpx.ConnectError on a call.
+            if not is_chroma_failure(exc):
+                raise
             self.close()
             log.warning("chroma call failed at %s: %r", self.location, exc)
             reason = (str(exc).strip().splitlines() or [""])[0][:200]
@@ -237,12 +364,17 @@ class ChromaDecisionStore:
             self._data_dir.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(self._data_dir), settings=settings)
         url = urlsplit(str(self._server_url))
-        client = chromadb.HttpClient(
-            host=url.hostname or "localhost",
-            port=url.port or (443 if url.scheme == "https" else 80),
-            ssl=url.scheme == "https",
-            settings=settings,
-        )
+        try:
+            client = chromadb.HttpClient(
+                host=url.hostname or "localhost",
+                port=url.port or (443 if url.scheme == "https" else 80),
+                ssl=url.scheme == "https",
+                settings=settings,
+            )
+        except ValueError as exc:
+            # chromadb.HttpClient checks the server at construction and reports a dead one
+            # as ValueError ("Could not connect to a Chroma server"): here it is Chroma down.
+            raise StoreUnavailable(f"Chroma at {self.location} is unreachable: {exc}") from exc
         # Chroma's HTTP client waits forever by default; a stalled server must not hold a
         # worker thread for longer than the call's own timeout.
         session = getattr(getattr(client, "_server", None), "_session", None)
@@ -272,3 +404,24 @@ class ChromaDecisionStore:
         with self._lock:
             self._collection = collection
         return collection
+
+
+#: HTTP statuses of a Chroma server failing (its own errors and a proxy's in front of it).
+_SERVER_FAILURE = 500
+
+
+def is_chroma_failure(exc: BaseException) -> bool:
+    """True when `exc` means Chroma itself failed: retryable, CSTP -32003.
+
+    Connection refused or reset, a timeout of a call that reached Chroma, a 5xx or 429
+    from the server, the embedded SQLite database locked or failing. Not a Chroma client
+    validation error, a 4xx, or anything else (our own bugs).
+    """
+    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
+        return True
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code >= _SERVER_FAILURE
+    if isinstance(exc, ChromaError):
+        code = exc.code()
+        return code >= _SERVER_FAILURE or code == 429
+    return isinstance(exc, ConnectionError | TimeoutError | sqlite3.OperationalError)

@@ -20,7 +20,9 @@ from tests.conftest import SAMPLE, index_records
 @pytest.fixture
 def service(store: ChromaDecisionStore, embedder: Embedder) -> DecisionService:
     async_store = AsyncStore(store, timeout_seconds=30)
-    return DecisionService(async_store, embedder, StoreTable(async_store), run=async_store.run_sync)
+    return DecisionService(
+        async_store, embedder, StoreTable(async_store), run=async_store.workers.run
+    )
 
 
 def record_params(record_id: str, title: str) -> RecordDecisionParams:
@@ -38,7 +40,9 @@ async def test_two_writers_of_one_id_store_one_record_and_one_created(
 ) -> None:
     for n in range(rounds):
         params = record_params(f"same-{n}", "Two writers, one decision")
-        answers = await asyncio.gather(service.record(params, "a"), service.record(params, "b"))
+        answers = await asyncio.gather(
+            service.record_decision(params, "a"), service.record_decision(params, "b")
+        )
         assert sorted(a.created for a in answers) == [False, True]
     assert store.count() == rounds
 
@@ -48,7 +52,9 @@ async def test_two_writers_of_one_id_with_other_content_get_one_record_and_one_e
 ) -> None:
     first, second = record_params("race", "One"), record_params("race", "Two")
     answers = await asyncio.gather(
-        service.record(first, "a"), service.record(second, "b"), return_exceptions=True
+        service.record_decision(first, "a"),
+        service.record_decision(second, "b"),
+        return_exceptions=True,
     )
     errors = [a for a in answers if isinstance(a, InvalidParams)]
     assert len(errors) == 1 and [e.field for e in errors[0].errors] == ["decision.id"]
@@ -60,7 +66,7 @@ async def test_a_review_of_a_file_record_survives_reindexing_the_unchanged_file(
 ) -> None:
     index_records(store, embedder, SAMPLE)
     review = {"id": "d02", "outcome": "failure", "lessons": "Too many brokers."}
-    await service.review(ReviewDecisionParams.model_validate(review))
+    await service.review_decision(ReviewDecisionParams.model_validate(review))
     summary = index_records(store, embedder, SAMPLE)
     assert (summary.unchanged, summary.updated) == (len(SAMPLE), 0)
     kept = stored(store, "d02")
@@ -72,7 +78,9 @@ async def test_a_changed_file_record_takes_new_content_and_keeps_its_review(
     service: DecisionService, store: ChromaDecisionStore, embedder: Embedder
 ) -> None:
     index_records(store, embedder, SAMPLE)
-    await service.review(ReviewDecisionParams.model_validate({"id": "d03", "outcome": "success"}))
+    await service.review_decision(
+        ReviewDecisionParams.model_validate({"id": "d03", "outcome": "success"})
+    )
     changed = [
         r.model_copy(update={"title": "Flags stay in Postgres"}) if r.id == "d03" else r
         for r in SAMPLE

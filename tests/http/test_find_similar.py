@@ -141,6 +141,7 @@ async def test_result_has_the_query_result_shape_with_score_instead_of_distance(
             "date": None,
             "distance": None,
             "source": None,
+            "recordedBy": None,
             "tags": [" Postgres", "MIGRATION", "zero-downtime"],
             "score": 1.0,
             "scoreComponents": {"tags": 1.0, "category": 1.0, "stakes": 1.0},

@@ -282,7 +282,8 @@ async def test_health_ready_and_agent_card(client: httpx.AsyncClient) -> None:
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     for path in ("/.well-known/agent-card.json", "/.well-known/agent.json"):
         card = (await client.get(path)).json()
-        assert card["url"] == "http://cstp.test/cstp"
+        url = card.get("url") or card["supportedInterfaces"][0]["url"]
+        assert url == "http://cstp.test/cstp"
         skills = {s["id"] for s in card["skills"]}
         assert {"cstp.queryDecisions", "cstp.searchDocs", "rpc.discover"} <= skills
 

@@ -159,8 +159,8 @@ async def test_each_call_of_a_batch_is_one_access_log_line(
     assert all(r.ms >= 0 for r in caplog.records if r.name == "a2a.access")  # type: ignore[attr-defined]
 
 
-async def test_ready_is_503_naming_both_models_once_the_collection_was_built_with_another(
-    tmp_path: Path, embedder: Embedder
+async def test_ready_is_503_model_mismatch_and_logs_both_models(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = app_settings(tmp_path)
     async with app_client(settings, embedder) as client:
@@ -177,8 +177,9 @@ async def test_ready_is_503_naming_both_models_once_the_collection_was_built_wit
         health = await client.get("/health")
     assert response.status_code == 503
     body = response.json()
-    assert body["status"] == "unavailable"
-    assert "wordllama-l2-supercat-256" in body["reason"] and embedder.name in body["reason"]
+    # A short word on the wire (CONTRACT.md section Transport); the details in the log.
+    assert body == {"status": "unavailable", "reason": "model mismatch"}
+    assert "wordllama-l2-supercat-256" in caplog.text and embedder.name in caplog.text
     assert health.status_code == 200
 
 

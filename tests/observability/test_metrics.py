@@ -6,7 +6,8 @@ import anyio
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.observability.metrics import Metrics
-from a2a.rpc.dispatcher import CallOutcome
+from a2a.rpc.errors import ErrorObject
+from a2a.rpc.pipeline import Outcome
 from a2a.store import StoreUnavailable
 
 
@@ -20,15 +21,19 @@ def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], f
     }
 
 
+def failed(method: str | None, code: int, data: object = None) -> Outcome:
+    return Outcome(method, error=ErrorObject(code, "error", data))
+
+
 def test_calls_are_counted_by_served_method_and_code() -> None:
     metrics = Metrics(served={"cstp.queryDecisions"})
     metrics.count_calls(
         [
-            CallOutcome("cstp.queryDecisions", None),
-            CallOutcome("cstp.queryDecisions", None),
-            CallOutcome("cstp.queryDecisions", -32602),
-            CallOutcome("cstp.noSuchMethod", -32601),
-            CallOutcome(None, -32600),
+            Outcome("cstp.queryDecisions", result={}),
+            Outcome("cstp.queryDecisions", result={}),
+            failed("cstp.queryDecisions", -32602),
+            failed("cstp.noSuchMethod", -32601),
+            failed(None, -32600),
         ]
     )
     got = samples(metrics)
@@ -41,7 +46,7 @@ def test_calls_are_counted_by_served_method_and_code() -> None:
 
 def test_rate_limited_calls_are_counted_per_method() -> None:
     metrics = Metrics(served={"cstp.queryDecisions"})
-    metrics.count_calls([CallOutcome("cstp.queryDecisions", -32002, retry_after=3)] * 2)
+    metrics.count_calls([failed("cstp.queryDecisions", -32002, {"retryAfter": 3})] * 2)
     got = samples(metrics)
     assert got[("cstp_rate_limited_total", (("method", "cstp.queryDecisions"),))] == 2
 

@@ -111,6 +111,7 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
         "date": "2026-01-20T14:00:00Z",
         "distance": top["distance"],
         "source": "a.yaml",
+        "recordedBy": None,
         "reasons": ["pattern", "analysis"],
     }
     assert 0 <= top["distance"] < result.decisions[1].distance <= 2

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from a2a.errors import RateLimited
 from a2a.rpc.dispatcher import Dispatcher
+from a2a.rpc.pipeline import Pipeline
 from a2a.rpc.methods import CallContext, Method
 from a2a.store import StoreUnavailable
 
@@ -30,7 +31,7 @@ class DenyAll:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def admit(self, method: str, ctx: CallContext) -> None:
+    async def admit(self, method: str, ctx: CallContext) -> list[object]:
         self.calls.append(method)
         raise RateLimited(retry_after=0)
 
@@ -53,7 +54,7 @@ async def test_unexpected_fault_is_internal_error_without_details(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.ERROR):
-        body = await _one(Dispatcher(METHODS), "boom")
+        body = await _one(Dispatcher(Pipeline(METHODS)), "boom")
     assert body == {
         "jsonrpc": "2.0",
         "id": 1,
@@ -63,16 +64,17 @@ async def test_unexpected_fault_is_internal_error_without_details(
 
 
 async def test_store_failure_is_32003_and_retryable() -> None:
-    error = (await _one(Dispatcher(METHODS), "down"))["error"]
+    error = (await _one(Dispatcher(Pipeline(METHODS)), "down"))["error"]
     assert error == {"code": -32003, "message": error["message"], "data": {"retryable": True}}  # type: ignore[index]
     assert "10.0.0.1" not in json.dumps(error)
 
 
-async def test_rate_limit_step_runs_after_params_and_before_the_call() -> None:
+async def test_rate_limit_step_runs_first_for_every_call_known_or_not() -> None:
     admission = DenyAll()
-    body = await _one(Dispatcher(METHODS, admission=admission), "boom")
+    body = await _one(Dispatcher(Pipeline(METHODS, admission)), "boom")
     assert body["error"] == {"code": -32002, "message": "Rate limited", "data": {"retryAfter": 1}}
     assert admission.calls == ["boom"]
-    unknown = await _one(Dispatcher(METHODS, admission=admission), "nope")
-    assert unknown["error"]["code"] == -32601  # type: ignore[index]
-    assert admission.calls == ["boom"]
+    # CONTRACT.md section Rate limiting: an unknown method counts too, before -32601.
+    unknown = await _one(Dispatcher(Pipeline(METHODS, admission)), "nope")
+    assert unknown["error"]["code"] == -32002  # type: ignore[index]
+    assert admission.calls == ["boom", "nope"]

@@ -21,7 +21,7 @@ from tests.conftest import app_client, rpc_call
 async def _served(settings: Settings, embedder: Embedder) -> tuple[dict[str, Any], list[str]]:
     async with app_client(settings, embedder) as client:
         document = (await client.post("/cstp", json=rpc_call("rpc.discover"))).json()["result"]
-        table = list(client._transport.app.state.methods)  # type: ignore[attr-defined]
+        table = list(client._transport.app.state.cstp.methods)  # type: ignore[attr-defined]
     return document, table
 
 

@@ -61,7 +61,7 @@ def test_record_without_optional_fields_round_trips(
     index_records(store, embedder, [DecisionRecord(id="bare", title="Bare")])
     (hit,) = store.query(embedder.embed_query("bare"), None, 5)
     assert hit.id == "bare" and hit.metadata["title"] == "Bare"
-    assert set(hit.metadata) == {"title", "content_hash"}
+    assert set(hit.metadata) == {"title", "content_hash", "record", "updated_at"}
 
 
 def test_get_returns_records_by_id_or_where_sorted_by_id(

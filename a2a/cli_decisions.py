@@ -1,0 +1,291 @@
+"""`cstp record|review|get|list|calibration`: the decision methods from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from a2a.client.clients import CSTPClient
+from a2a.client.errors import CSTPError
+from a2a.query.results import DecisionMetadata
+
+#: Exit codes: 0 answered, 1 the service returned an error or could not be reached, 2 the
+#: decision file could not be read.
+EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+Url = Annotated[str, typer.Option(envvar="CSTP_URL", help="The service's base URL.")]
+Token = Annotated[
+    str | None, typer.Option(envvar="CSTP_TOKEN", help="Bearer token of the calling agent.")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON result.")]
+Category = Annotated[str | None, typer.Option(help="Exact category filter.")]
+Status = Annotated[list[str] | None, typer.Option(help="Status filter; repeat for several.")]
+Stakes = Annotated[list[str] | None, typer.Option(help="Stakes filter; repeat for several.")]
+MinConfidence = Annotated[float | None, typer.Option(help="Lowest confidence, in [0, 1].")]
+MaxConfidence = Annotated[float | None, typer.Option(help="Highest confidence, in [0, 1].")]
+DateAfter = Annotated[str | None, typer.Option(help="Earliest date (RFC 3339 or YYYY-MM-DD).")]
+DateBefore = Annotated[str | None, typer.Option(help="Latest date (RFC 3339 or YYYY-MM-DD).")]
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def _out(as_json: bool) -> Console:
+    # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
+    return Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
+
+
+@contextmanager
+def _client(url: str, token: str | None) -> Iterator[CSTPClient]:
+    """A client whose errors end the command with exit 1 and the error on stderr."""
+    try:
+        with CSTPClient(url, token) as client:
+            yield client
+    except CSTPError as exc:
+        detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
+        label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
+        err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+def _filters(**given: Any) -> dict[str, Any] | None:
+    names = {
+        "category": "category",
+        "status": "status",
+        "stakes": "stakes",
+        "min_confidence": "minConfidence",
+        "max_confidence": "maxConfidence",
+        "date_after": "dateAfter",
+        "date_before": "dateBefore",
+    }
+    filters = {names[k]: v for k, v in given.items() if v not in (None, [])}
+    return filters or None
+
+
+def read_decisions(source: str) -> list[dict[str, Any]]:
+    """The decision(s) in a YAML or JSON file, or stdin for `-`: one mapping or a list.
+
+    Raises ValueError saying what is wrong with the file.
+    """
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        loaded = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"{source}: {exc}") from None
+    items = loaded if isinstance(loaded, list) else [loaded]
+    if not items or not all(isinstance(item, dict) for item in items):
+        raise ValueError(f"{source}: expected a decision (a mapping) or a list of them")
+    # YAML reads an unquoted date as a date object; the wire wants RFC 3339 text.
+    return [json.loads(json.dumps(item, default=str)) for item in items]
+
+
+def record(
+    file: Annotated[str, typer.Argument(metavar="FILE|-", help="YAML or JSON decision(s).")],
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """Record decisions (cstp.recordDecision, scope write); prints each id.
+
+    With --json, one `{"id", "created"}` object per line.
+    """
+    try:
+        decisions = read_decisions(file)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_INPUT) from None
+    out = _out(as_json)
+    with _client(url, token) as client:
+        for decision in decisions:
+            result = client.record_decision(decision)
+            if as_json:  # one JSON object per line (JSON Lines), one line per decision
+                print(json.dumps(result.to_wire()), flush=True)
+            else:
+                out.print(f"{result.id} {'created' if result.created else 'already recorded'}")
+
+
+def review(
+    decision_id: Annotated[str, typer.Argument(metavar="ID")],
+    outcome: Annotated[str, typer.Option(help="success, partial, failure, abandoned or pending.")],
+    status: Annotated[
+        str | None, typer.Option(help="reviewed (default), superseded or deprecated.")
+    ] = None,
+    lessons: Annotated[str | None, typer.Option(help="What was learned (<= 4,000 chars).")] = None,
+    reviewed_at: Annotated[
+        str | None, typer.Option(help="RFC 3339 with offset; default now.")
+    ] = None,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """Review a decision (cstp.reviewDecision, scope write); prints its summary."""
+    with _client(url, token) as client:
+        summary = client.review_decision(
+            decision_id, outcome, status=status, lessons=lessons, reviewed_at=reviewed_at
+        )
+    out = _out(as_json)
+    if as_json:
+        out.print_json(json.dumps(summary.model_dump(by_alias=True)))
+    else:
+        out.print(summaries_table([summary], "reviewed"))
+
+
+def get(
+    decision_id: Annotated[str, typer.Argument(metavar="ID")],
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """Print one whole decision record (cstp.getDecision)."""
+    with _client(url, token) as client:
+        record = client.get_decision(decision_id)
+    out = _out(as_json)
+    if as_json:
+        out.print_json(json.dumps(record.to_wire()))
+        return
+    wire = record.to_wire()
+    for key in ("reasons", "tags"):
+        wire.pop(key)
+    for key, value in wire.items():
+        if value is not None:
+            out.print(f"[bold]{key}[/bold]: {value}")
+    for reason in record.reasons:
+        out.print(f"[bold]reason[/bold] ({reason.type}): {reason.text}")
+    if record.tags:
+        out.print(f"[bold]tags[/bold]: {', '.join(record.tags)}")
+
+
+def list_command(
+    category: Category = None,
+    status: Status = None,
+    stakes: Stakes = None,
+    min_confidence: MinConfidence = None,
+    max_confidence: MaxConfidence = None,
+    date_after: DateAfter = None,
+    date_before: DateBefore = None,
+    order: Annotated[str | None, typer.Option(help="dateDesc (default) or dateAsc.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Decisions per page (1..100).")] = None,
+    cursor: Annotated[str | None, typer.Option(help="nextCursor of an earlier page.")] = None,
+    every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """List decisions in date order (cstp.listDecisions), a page or (--all) every one."""
+    filters = _filters(
+        category=category,
+        status=status,
+        stakes=stakes,
+        min_confidence=min_confidence,
+        max_confidence=max_confidence,
+        date_after=date_after,
+        date_before=date_before,
+    )
+    out = _out(as_json)
+    with _client(url, token) as client:
+        if every:
+            decisions = list(client.iter_decisions(filters, order=order, limit=limit))
+            next_cursor = None
+        else:
+            page = client.list_decisions(filters, order=order, limit=limit, cursor=cursor)
+            decisions, next_cursor = page.decisions, page.next_cursor
+    if as_json:
+        wire = [d.model_dump(by_alias=True) for d in decisions]
+        out.print_json(json.dumps({"decisions": wire, "nextCursor": next_cursor}))
+        return
+    out.print(summaries_table(decisions, f"{len(decisions)} decision(s)"))
+    if next_cursor:
+        out.print(f"next page: --cursor {next_cursor}")
+
+
+def calibration(
+    category: Category = None,
+    status: Status = None,
+    stakes: Stakes = None,
+    min_confidence: MinConfidence = None,
+    max_confidence: MaxConfidence = None,
+    date_after: DateAfter = None,
+    date_before: DateBefore = None,
+    bins: Annotated[int | None, typer.Option(help="Equal-width bins over [0, 1] (2..20).")] = None,
+    url: Url = DEFAULT_URL,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """How well confidence matched outcomes (cstp.getCalibration)."""
+    filters = _filters(
+        category=category,
+        status=status,
+        stakes=stakes,
+        min_confidence=min_confidence,
+        max_confidence=max_confidence,
+        date_after=date_after,
+        date_before=date_before,
+    )
+    with _client(url, token) as client:
+        result = client.get_calibration(filters, bins=bins)
+    out = _out(as_json)
+    if as_json:
+        out.print_json(json.dumps(result.to_wire()))
+        return
+    brier = "n/a" if result.brier_score is None else f"{result.brier_score:.4f}"
+    table = Table(title=f"{result.decisions} scored decision(s), Brier score {brier}")
+    for name in ("confidence", "count", "mean confidence", "success rate"):
+        table.add_column(name, justify="right")
+    for b in result.bins:
+        table.add_row(
+            f"{b.from_:.2f}-{b.to:.2f}",
+            str(b.count),
+            _fraction(b.mean_confidence),
+            _fraction(b.success_rate),
+        )
+    out.print(table)
+    for c in result.by_category:
+        out.print(f"{c.category or '(none)'}: {c.decisions} decision(s), Brier {c.brier_score:.4f}")
+
+
+def _fraction(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def summaries_table(decisions: list[DecisionMetadata], title: str) -> Table:
+    """One row per decision: id, title, category, stakes, status, outcome, date, writer."""
+    table = Table(title=title, title_justify="left")
+    columns = ("id", "title", "category", "stakes", "status", "outcome", "date", "recorded by")
+    for name in columns:
+        table.add_column(name, overflow="fold")
+    for d in decisions:
+        table.add_row(
+            d.id,
+            d.title or "",
+            d.category or "",
+            d.stakes or "",
+            d.status or "",
+            d.outcome or "",
+            (d.date or "")[:10],
+            d.recorded_by or "",
+        )
+    return table
+
+
+COMMANDS: dict[str, Callable[..., None]] = {
+    "record": record,
+    "review": review,
+    "get": get,
+    "list": list_command,
+    "calibration": calibration,
+}
+
+
+def register(app: typer.Typer) -> None:
+    """Add the decision commands to the `cstp` app."""
+    for name, command in COMMANDS.items():
+        app.command(name)(command)

@@ -1,0 +1,172 @@
+"""The decision calls of the clients: record, review, get, list (with paging), calibration."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from typing import Any
+
+from a2a.decisions.results import (
+    CalibrationResult,
+    DecisionResult,
+    ListDecisionsResult,
+    RecordDecisionResult,
+)
+from a2a.query.results import DecisionMetadata
+
+
+def _given(**params: Any) -> dict[str, Any]:
+    """Params by wire name; those left at None are not sent (the service's defaults)."""
+    return {name: value for name, value in params.items() if value is not None}
+
+
+def review_params(
+    decision_id: str,
+    outcome: str,
+    status: str | None,
+    lessons: str | None,
+    reviewed_at: str | None,
+) -> dict[str, Any]:
+    """cstp.reviewDecision params by wire name."""
+    return _given(
+        id=decision_id, outcome=outcome, status=status, lessons=lessons, reviewedAt=reviewed_at
+    )
+
+
+def list_params(
+    filters: dict[str, Any] | None, order: str | None, limit: int | None, cursor: str | None
+) -> dict[str, Any]:
+    """cstp.listDecisions params by wire name."""
+    return _given(filters=filters or None, order=order, limit=limit, cursor=cursor)
+
+
+class DecisionCalls:
+    """The decision methods of CSTPClient; each raises the CSTPError subclass of its code."""
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def record_decision(self, decision: dict[str, Any]) -> RecordDecisionResult:
+        """cstp.recordDecision (scope write): `decision` in wire form (`{"title": ...}`).
+
+        `created` is false when an identical decision with that id was already stored.
+        """
+        result = self.call("cstp.recordDecision", {"decision": decision})
+        return RecordDecisionResult.model_validate(result)
+
+    def review_decision(
+        self,
+        decision_id: str,
+        outcome: str,
+        *,
+        status: str | None = None,
+        lessons: str | None = None,
+        reviewed_at: str | None = None,
+    ) -> DecisionMetadata:
+        """cstp.reviewDecision (scope write): the decision's summary after the review."""
+        params = review_params(decision_id, outcome, status, lessons, reviewed_at)
+        return DecisionMetadata.model_validate(self.call("cstp.reviewDecision", params))
+
+    def get_decision(self, decision_id: str) -> DecisionResult:
+        """cstp.getDecision: the whole record."""
+        return DecisionResult.model_validate(self.call("cstp.getDecision", {"id": decision_id}))
+
+    def list_decisions(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        order: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ListDecisionsResult:
+        """cstp.listDecisions: one page; pass its `next_cursor` back for the next one."""
+        params = list_params(filters, order, limit, cursor)
+        return ListDecisionsResult.model_validate(self.call("cstp.listDecisions", params))
+
+    def iter_decisions(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        order: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[DecisionMetadata]:
+        """Every decision passing `filters`, page by page (`limit` per page)."""
+        cursor = None
+        while True:
+            page = self.list_decisions(filters, order=order, limit=limit, cursor=cursor)
+            yield from page.decisions
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def get_calibration(
+        self, filters: dict[str, Any] | None = None, *, bins: int | None = None
+    ) -> CalibrationResult:
+        """cstp.getCalibration: Brier score, reliability bins and per-category scores."""
+        params = _given(filters=filters or None, bins=bins)
+        return CalibrationResult.model_validate(self.call("cstp.getCalibration", params))
+
+
+class AsyncDecisionCalls:
+    """The decision methods of AsyncCSTPClient: the same calls as DecisionCalls, awaited."""
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Awaitable[Any]:
+        raise NotImplementedError
+
+    async def record_decision(self, decision: dict[str, Any]) -> RecordDecisionResult:
+        """See DecisionCalls.record_decision."""
+        result = await self.call("cstp.recordDecision", {"decision": decision})
+        return RecordDecisionResult.model_validate(result)
+
+    async def review_decision(
+        self,
+        decision_id: str,
+        outcome: str,
+        *,
+        status: str | None = None,
+        lessons: str | None = None,
+        reviewed_at: str | None = None,
+    ) -> DecisionMetadata:
+        """See DecisionCalls.review_decision."""
+        params = review_params(decision_id, outcome, status, lessons, reviewed_at)
+        return DecisionMetadata.model_validate(await self.call("cstp.reviewDecision", params))
+
+    async def get_decision(self, decision_id: str) -> DecisionResult:
+        """See DecisionCalls.get_decision."""
+        result = await self.call("cstp.getDecision", {"id": decision_id})
+        return DecisionResult.model_validate(result)
+
+    async def list_decisions(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        order: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ListDecisionsResult:
+        """See DecisionCalls.list_decisions."""
+        params = list_params(filters, order, limit, cursor)
+        return ListDecisionsResult.model_validate(await self.call("cstp.listDecisions", params))
+
+    async def iter_decisions(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        order: str | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[DecisionMetadata]:
+        """See DecisionCalls.iter_decisions."""
+        cursor = None
+        while True:
+            page = await self.list_decisions(filters, order=order, limit=limit, cursor=cursor)
+            for decision in page.decisions:
+                yield decision
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def get_calibration(
+        self, filters: dict[str, Any] | None = None, *, bins: int | None = None
+    ) -> CalibrationResult:
+        """See DecisionCalls.get_calibration."""
+        params = _given(filters=filters or None, bins=bins)
+        return CalibrationResult.model_validate(await self.call("cstp.getCalibration", params))

@@ -1,0 +1,333 @@
+"""SearchIndex: every stored decision in memory, searchable by meaning, keywords, structure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.index.bm25 import BM25Index
+from a2a.index.columns import BoolArray, FilterColumns
+from a2a.index.rwlock import ReadWriteLock
+from a2a.index.tags import TagIndex
+from a2a.index.tokens import analyze
+from a2a.index.topk import top_k
+from a2a.index.vectors import VectorDtype, VectorMatrix
+from a2a.query.params import QueryFilters
+from a2a.similarity.scoring import normalize_tags
+
+#: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
+COMPACT_FRACTION = 0.25
+MIN_COMPACT = 1024
+#: Metadata keys kept per row as Python values (the coded and numeric ones live in columns).
+_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at")
+_LIST_KEYS = ("tags", "reason_types")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedRecord:
+    """One record to index: id, Chroma metadata, embedding (dim floats), embedded text."""
+
+    id: str
+    metadata: Mapping[str, Any]
+    embedding: Sequence[float] | npt.NDArray[np.floating]
+    document: str
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One search result: record id, its row, cosine distance in [0, 2], BM25 score or None.
+
+    `distance` is rounded to 6 places (`a2a.index.topk.DECIMALS`); `score` too.
+    """
+
+    id: str
+    row: int
+    distance: float
+    score: float | None = None
+
+
+class SearchIndex:
+    """The store's records in memory: filter columns, vectors, BM25 postings, tags, metadata.
+
+    A cache of Chroma (the system of record), rebuilt from it at start (a2a.index.sync).
+    Rows are numbered in insertion order; `upsert` of a known id tombstones its old row and
+    appends a new one; tombstones are compacted away once they pass COMPACT_FRACTION, which
+    renumbers rows (hold rows only under `reading()`, ids otherwise).
+
+    Thread-safe: any number of concurrent readers and one writer (ReadWriteLock). Writes
+    take the write lock themselves; reads (every other method) must run inside
+    `with index.reading():`, held across a mask and the searches and metadata reads that
+    use it, so no compaction renumbers rows in between.
+
+    Public API (used by the query, similarity, list and calibration services):
+    - `upsert(records)`, `remove(ids)`, `clear()`: writes.
+    - `mask(filters) -> bool[len]`: rows passing QueryFilters (a2a.query.filters semantics).
+    - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`.
+    - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
+    - `row_of(id)`, `id_of(row)`, `ids`, `metadata(row)`, `content_hash(id)`,
+      `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
+      getCalibration), `alive_count`, `len()`.
+    """
+
+    def __init__(self, vector_dtype: VectorDtype = "float32") -> None:
+        self.lock = ReadWriteLock()
+        self._vector_dtype: VectorDtype = vector_dtype
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self.columns = FilterColumns()
+        self._vectors = VectorMatrix(dtype=self._vector_dtype)
+        self._bm25 = BM25Index()
+        self._tags = TagIndex()
+        self._text: dict[str, list[str | None]] = {key: [] for key in _TEXT_KEYS}
+        self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
+        self._updated_at: list[int | None] = []
+
+    def reading(self) -> Any:
+        """Context manager holding the read lock (reentrant use is not supported)."""
+        return self.lock.reading()
+
+    # -- size and lookups ------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Rows, tombstones included (the length of every mask)."""
+        return len(self._ids)
+
+    @property
+    def alive_count(self) -> int:
+        """Records currently indexed."""
+        return self.columns.alive_count
+
+    @property
+    def ids(self) -> list[str]:
+        """Record id per row (tombstoned rows keep theirs). Read-only."""
+        return self._ids
+
+    def row_of(self, record_id: str) -> int | None:
+        """The current row of `record_id`, None when it is not indexed."""
+        return self._row.get(record_id)
+
+    def id_of(self, row: int) -> str:
+        """The record id at `row`."""
+        return self._ids[row]
+
+    def content_hash(self, record_id: str) -> str | None:
+        """The indexed `content_hash` of `record_id`, None when absent or not indexed."""
+        row = self._row.get(record_id)
+        return None if row is None else self._text["content_hash"][row]
+
+    def updated_at(self, record_id: str) -> int | None:
+        """The indexed `updated_at` (epoch ms) of `record_id`, None when absent/not indexed."""
+        row = self._row.get(record_id)
+        return None if row is None else self._updated_at[row]
+
+    def metadata(self, row: int) -> dict[str, Any]:
+        """The record's Chroma-style metadata (absent fields are absent keys).
+
+        Holds title, category, confidence, stakes, status, outcome, date, date_epoch,
+        source, tags, reason_types, content_hash, recorded_by, recorded_at, updated_at:
+        what summaries, findSimilarDecisions and listDecisions show. Never the text.
+        """
+        found: dict[str, Any] = {}
+        for key in _TEXT_KEYS:
+            if (text := self._text[key][row]) is not None:
+                found[key] = text
+        for key in _LIST_KEYS:
+            if (items := self._lists[key][row]) is not None:
+                found[key] = list(items)
+        for key in FilterColumns.CODED:
+            if (value := self.columns.value(key, row)) is not None:
+                found[key] = value
+        confidence = float(self.columns.confidence[row])
+        if confidence == confidence:  # not NaN
+            found["confidence"] = confidence
+        epoch = float(self.columns.date_epoch[row])
+        if epoch == epoch:
+            found["date_epoch"] = int(epoch)
+        if (updated := self._updated_at[row]) is not None:
+            found["updated_at"] = updated
+        return found
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def upsert(self, records: Sequence[IndexedRecord]) -> None:
+        """Index `records`; a known id's old row is tombstoned and the record appended.
+
+        A repeated id within `records` keeps the last. Raises ValueError when an embedding's
+        dimension differs from the index's.
+        """
+        latest = {record.id: record for record in records}
+        if not latest:
+            return
+        batch = list(latest.values())
+        terms = [analyze(record.document) for record in batch]
+        vectors = np.asarray([np.asarray(r.embedding, dtype=np.float32) for r in batch])
+        with self.lock.writing():
+            self._kill([self._row[i] for i in latest if i in self._row])
+            first = self.columns.append([record.metadata for record in batch])
+            rows = np.arange(first, first + len(batch), dtype=np.int64)
+            self._vectors.append(vectors, rows)
+            self._bm25.add(terms)
+            self._tags.add([_tag_set(record.metadata) for record in batch])
+            for record, row in zip(batch, rows.tolist(), strict=True):
+                self._ids.append(record.id)
+                self._row[record.id] = row
+                self._store_metadata(record.metadata)
+            self._maybe_compact()
+
+    def remove(self, ids: Sequence[str]) -> int:
+        """Drop `ids` from the index (unknown ids are ignored); returns how many were indexed."""
+        with self.lock.writing():
+            rows = [self._row[i] for i in set(ids) if i in self._row]
+            self._kill(rows)
+            self._maybe_compact()
+        return len(rows)
+
+    def clear(self) -> None:
+        """Drop every record."""
+        with self.lock.writing():
+            self._reset()
+
+    def _kill(self, rows: Sequence[int]) -> None:
+        for row in rows:
+            del self._row[self._ids[row]]
+        if rows:
+            self.columns.kill(rows)
+
+    def _store_metadata(self, metadata: Mapping[str, Any]) -> None:
+        for key in _TEXT_KEYS:
+            value = metadata.get(key)
+            self._text[key].append(value if isinstance(value, str) else None)
+        for key in _LIST_KEYS:
+            value = metadata.get(key)
+            items = tuple(str(v) for v in value) if isinstance(value, list) else None
+            self._lists[key].append(items)
+        updated = metadata.get("updated_at")
+        valid = isinstance(updated, int) and not isinstance(updated, bool)
+        self._updated_at.append(int(updated) if valid else None)  # type: ignore[arg-type]
+
+    def _maybe_compact(self) -> None:
+        dead = len(self._ids) - self.columns.alive_count
+        if dead < MIN_COMPACT or dead < COMPACT_FRACTION * len(self._ids):
+            return
+        keep = np.flatnonzero(self.columns.alive).astype(np.int64)
+        fresh = np.arange(len(keep), dtype=np.int64)
+        renumber = np.full(len(self._ids), -1, dtype=np.int64)
+        renumber[keep] = fresh
+        vector_rows = np.flatnonzero(renumber[self._vectors.owner] >= 0).astype(np.int64)
+        self._vectors = self._vectors.take(vector_rows, renumber[self._vectors.owner[vector_rows]])
+        self.columns = self.columns.take(keep)
+        self._bm25 = self._bm25.take(keep)
+        kept = keep.tolist()
+        self._ids = [self._ids[r] for r in kept]
+        self._row = {record_id: row for row, record_id in enumerate(self._ids)}
+        for key in _TEXT_KEYS:
+            self._text[key] = [self._text[key][r] for r in kept]
+        for key in _LIST_KEYS:
+            self._lists[key] = [self._lists[key][r] for r in kept]
+        self._updated_at = [self._updated_at[r] for r in kept]
+        self._tags = self._tags.take(keep, [_tag_set_of(self._lists["tags"][r]) for r in fresh])
+
+    # -- reads (call under `reading()`, or let each method take the lock) --------------------
+
+    def mask(self, filters: QueryFilters | None) -> BoolArray:
+        """True for each current row passing `filters` (see FilterColumns.mask)."""
+        return self.columns.mask(filters)
+
+    def semantic(
+        self, vector: Sequence[float] | npt.NDArray[np.floating], mask: BoolArray, k: int
+    ) -> list[Match]:
+        """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
+
+        Exact search: every passing row is scored. Ordered by cosine distance
+        (1 - inner product, clamped to [0, 2], rounded to 6 places), then id.
+        """
+        query = np.asarray(vector, dtype=np.float32)
+        rows, dots = self._vectors.scores(query, mask)
+        if self._vectors.dtype != np.float32 and len(rows):
+            rows, dots = self._rescore(query, rows, dots, k)
+        distances = np.clip(1.0 - dots.astype(np.float64), 0.0, 2.0)
+        chosen = top_k(distances, rows, k, self._ids, descending=False)
+        return [Match(self._ids[row], row, distance) for row, distance in chosen]
+
+    def _rescore(
+        self,
+        query: npt.NDArray[np.float32],
+        rows: npt.NDArray[np.int64],
+        dots: npt.NDArray[np.float32],
+        k: int,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        # float16 scores err by ~1e-3: keep every candidate within that of the k-th best,
+        # then score those again in float32 from the widened vectors.
+        if len(rows) > k:
+            kth = np.partition(dots, len(dots) - k)[len(dots) - k]
+            keep = dots >= kth - 4e-3
+            rows = rows[keep]
+        exact = self._vectors.vectors(rows) @ query
+        return rows, exact
+
+    def keyword(self, query: str, mask: BoolArray, k: int) -> list[Match]:
+        """The `k` rows passing `mask` with the highest BM25 score for `query` (> 0).
+
+        Ordered by score (rounded to 6 places) descending, then id. `distance` is NaN:
+        callers fill it with `distances`. [] when the query has no terms.
+        """
+        rows, scores = self._bm25.scores(analyze(query), mask, self.columns.alive)
+        chosen = top_k(scores, rows, k, self._ids, descending=True)
+        return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
+
+    def distances(
+        self, vector: Sequence[float] | npt.NDArray[np.floating], rows: Sequence[int]
+    ) -> list[float]:
+        """Cosine distance in [0, 2] (rounded to 6 places) of `vector` to each of `rows`."""
+        if not rows:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
+        return [round(min(max(1.0 - float(d), 0.0), 2.0), 6) for d in dots]
+
+    def similar(
+        self,
+        tags: frozenset[str],
+        category: str | None,
+        stakes: str | None,
+        mask: BoolArray,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], BoolArray, BoolArray]:
+        """Rows passing `mask` sharing anything with the probe: findSimilarDecisions' input.
+
+        Returns (rows ascending, tag Jaccard, category equal, stakes equal) per row; rows
+        sharing nothing (every component 0) are left out. `tags` are normalised already.
+        """
+        tag_rows, jaccard = self._tags.jaccard(tags, mask)
+        parts = [tag_rows]
+        same_category = self._equal("category", category, mask)
+        same_stakes = self._equal("stakes", stakes, mask)
+        parts += [np.flatnonzero(same_category), np.flatnonzero(same_stakes)]
+        rows = np.unique(np.concatenate(parts)).astype(np.int64)
+        scores = np.zeros(len(rows), dtype=np.float64)
+        scores[np.searchsorted(rows, tag_rows)] = jaccard
+        return rows, scores, same_category[rows], same_stakes[rows]
+
+    def _equal(self, column: str, value: str | None, mask: BoolArray) -> BoolArray:
+        if value is None:
+            return np.zeros(len(mask), dtype=bool)
+        code = self.columns.vocabularies[column].find(value)
+        if code < 0:
+            return np.zeros(len(mask), dtype=bool)
+        equal: BoolArray = (self.columns.codes(column) == code) & mask
+        return equal
+
+
+def _tag_set(metadata: Mapping[str, Any]) -> frozenset[str]:
+    tags = metadata.get("tags")
+    return normalize_tags(str(t) for t in tags) if isinstance(tags, list) else frozenset()
+
+
+def _tag_set_of(tags: tuple[str, ...] | None) -> frozenset[str]:
+    return normalize_tags(tags or ())

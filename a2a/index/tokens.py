@@ -1,0 +1,39 @@
+"""Text -> BM25 terms, as bm25s tokenises with English stop words and Snowball stemming."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from typing import Final
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+#: bm25s' default token pattern (scikit-learn's CountVectorizer): runs of 2+ word characters.
+_WORD: Final = re.compile(r"(?u)\b\w\w+\b")
+_STOPWORDS: Final = frozenset(STOPWORDS_EN)
+# PyStemmer's Stemmer keeps state while stemming and is not safe to share across threads.
+_local = threading.local()
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
+
+
+def analyze(text: str) -> list[str]:
+    """Lower-cased word tokens, bm25s' English stop words removed, Snowball-stemmed.
+
+    The same terms `bm25s.tokenize(text, stopwords="en", stemmer=Stemmer("english"))`
+    gives; safe to call from any thread (one stemmer per thread).
+    """
+    words = [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
+    return list(_stemmer().stemWords(words)) if words else []
+
+
+def analyze_all(texts: Sequence[str]) -> list[list[str]]:
+    """`analyze` of each text."""
+    return [analyze(text) for text in texts]

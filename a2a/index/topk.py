@@ -1,0 +1,44 @@
+"""Deterministic top-k selection: best values first, ties (at the shown precision) by id."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+#: Decimal places kept in distances and scores; values equal at this precision tie.
+DECIMALS = 6
+
+
+def top_k(
+    values: npt.NDArray[np.floating],
+    rows: npt.NDArray[np.int64],
+    k: int,
+    ids: Sequence[str],
+    *,
+    descending: bool,
+) -> list[tuple[int, float]]:
+    """The `k` best `(row, value)` pairs, values rounded to DECIMALS, ties by `ids[row]`.
+
+    `values[i]` belongs to `rows[i]`. Uses argpartition (O(n)) to find the k-th value,
+    then orders only the survivors; rows tied with the k-th value are chosen by smallest
+    id, so the same store and request always give the same list.
+    """
+    if k < 1 or len(values) == 0:
+        return []
+    rounded = np.round(values.astype(np.float64), DECIMALS)
+    keys = -rounded if descending else rounded
+    if len(keys) > k:
+        kth = keys[np.argpartition(keys, k - 1)[k - 1]]
+        better = np.flatnonzero(keys < kth)
+        tied = np.flatnonzero(keys == kth)
+        if len(better) + len(tied) > k:
+            need = k - len(better)
+            tied = np.asarray(heapq.nsmallest(need, tied.tolist(), key=lambda i: ids[int(rows[i])]))
+        chosen = np.concatenate([better, tied]).astype(np.int64)
+    else:
+        chosen = np.arange(len(keys))
+    picked = sorted(chosen.tolist(), key=lambda i: (float(keys[i]), ids[int(rows[i])]))
+    return [(int(rows[i]), float(rounded[i])) for i in picked]

@@ -1,0 +1,156 @@
+"""The vector matrix of the search index and exact top-k by inner product under a mask."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+BoolArray = npt.NDArray[np.bool_]
+VectorDtype = Literal["float32", "float16"]
+
+#: Below this fraction of rows passing the mask, only those rows are gathered and scored;
+#: above it one matmul scores every row and the mask is applied after. Measured with
+#: bench/scale_bench.py --planner (100k x 256 float32 on the 2-core CI machine).
+GATHER_BELOW = 0.25
+#: Rows scored per block when the stored dtype must be widened to float32 first (numpy has
+#: no float16 BLAS), so the widened copy stays small.
+BLOCK_ROWS = 16384
+_INITIAL_CAPACITY = 1024
+
+
+class VectorMatrix:
+    """One L2-normalised vector per row, stored as `dtype`, searched exactly.
+
+    Vector rows belong to index rows through `owner` (today the identity: one vector per
+    record; passage embeddings could later add several rows per record, and `search`
+    keeps each owner's best row). float16 halves memory; its scores are within ~1e-3 of
+    float32, so callers that need exact distances re-score the candidates (see
+    SearchIndex.semantic).
+    """
+
+    def __init__(self, dim: int | None = None, dtype: VectorDtype = "float32") -> None:
+        self.dtype = np.dtype(dtype)
+        self.dim = dim
+        self._size = 0
+        self._matrix: npt.NDArray[np.floating] | None = None
+        self._owner = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def matrix(self) -> npt.NDArray[np.floating]:
+        """The stored vectors, shape (len(self), dim), in `dtype` (a view: do not write)."""
+        if self._matrix is None:
+            return np.zeros((0, self.dim or 0), dtype=self.dtype)
+        return self._matrix[: self._size]
+
+    @property
+    def owner(self) -> npt.NDArray[np.int64]:
+        """The index row each vector row belongs to."""
+        return self._owner[: self._size]
+
+    def append(self, vectors: npt.ArrayLike, owners: npt.NDArray[np.int64]) -> None:
+        """Append `vectors` (n x dim, any float dtype), vector i owned by `owners[i]`.
+
+        Raises ValueError when the dimension differs from the vectors already held.
+        """
+        block = np.asarray(vectors, dtype=np.float32)
+        if block.ndim != 2:
+            raise ValueError(f"vectors must be 2-dimensional, got shape {block.shape}")
+        if self.dim is None:
+            self.dim = block.shape[1]
+        if block.shape[1] != self.dim:
+            raise ValueError(f"vectors have dimension {block.shape[1]}, the index {self.dim}")
+        self._reserve(self._size + len(block))
+        assert self._matrix is not None
+        self._matrix[self._size : self._size + len(block)] = block
+        self._owner[self._size : self._size + len(block)] = owners
+        self._size += len(block)
+
+    def take(self, rows: npt.NDArray[np.int64], new_owner: npt.NDArray[np.int64]) -> VectorMatrix:
+        """A new matrix of only the vector rows `rows`, owned by `new_owner` (compaction)."""
+        taken = VectorMatrix(self.dim, self.dtype.name)  # type: ignore[arg-type]
+        if len(rows):
+            taken.append(self.matrix[rows], new_owner)
+        return taken
+
+    def scores(
+        self, query: npt.NDArray[np.float32], mask: BoolArray
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Inner products of `query` with every vector whose owner passes `mask`.
+
+        Returns (owner rows, scores), one entry per passing owner (its best vector), in
+        no particular order. The planner gathers the passing rows when few pass
+        (fraction < GATHER_BELOW) and otherwise scores all rows with one matmul.
+        """
+        if self._size == 0 or self._matrix is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        passing = mask[self.owner]
+        count = int(np.count_nonzero(passing))
+        if count == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        q = np.asarray(query, dtype=np.float32)
+        if count < GATHER_BELOW * self._size:
+            rows = np.flatnonzero(passing)
+            scores = self._dot(self.matrix[rows], q)
+        else:
+            scores = self._dot(self.matrix, q)
+            rows = np.flatnonzero(passing)
+            scores = scores[rows]
+        owners = self.owner[rows]
+        if not self._one_per_owner(owners):
+            return _best_per_owner(owners, scores)
+        return owners, scores
+
+    def vectors(self, owner_rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The float32 vector of each owner row (its first vector row)."""
+        where = np.searchsorted(self.owner, owner_rows) if self._sorted_owner() else None
+        if where is None:
+            lookup = {int(o): i for i, o in enumerate(self.owner)}
+            where = np.asarray([lookup[int(r)] for r in owner_rows], dtype=np.int64)
+        return np.asarray(self.matrix[where], dtype=np.float32)
+
+    def _dot(
+        self, matrix: npt.NDArray[np.floating], q: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        if matrix.dtype == np.float32:
+            return np.asarray(matrix @ q, dtype=np.float32)
+        out = np.empty(len(matrix), dtype=np.float32)
+        for start in range(0, len(matrix), BLOCK_ROWS):
+            block = matrix[start : start + BLOCK_ROWS].astype(np.float32)
+            out[start : start + len(block)] = block @ q
+        return out
+
+    def _one_per_owner(self, owners: npt.NDArray[np.int64]) -> bool:
+        # Owners are appended in increasing row order, one vector each, so strictly
+        # increasing owners mean no duplicates.
+        return len(owners) < 2 or bool(np.all(owners[1:] > owners[:-1]))
+
+    def _sorted_owner(self) -> bool:
+        return self._one_per_owner(self.owner)
+
+    def _reserve(self, size: int) -> None:
+        capacity = len(self._owner)
+        if self._matrix is not None and size <= capacity:
+            return
+        while capacity < size:
+            capacity *= 2
+        matrix = np.zeros((capacity, self.dim or 0), dtype=self.dtype)
+        owner = np.zeros(capacity, dtype=np.int64)
+        if self._matrix is not None:
+            matrix[: self._size] = self._matrix[: self._size]
+        owner[: self._size] = self._owner[: self._size]
+        self._matrix, self._owner = matrix, owner
+
+
+def _best_per_owner(
+    owners: npt.NDArray[np.int64], scores: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    order = np.lexsort((-scores, owners))
+    owners, scores = owners[order], scores[order]
+    first = np.ones(len(owners), dtype=bool)
+    first[1:] = owners[1:] != owners[:-1]
+    return owners[first], scores[first]

@@ -1,0 +1,86 @@
+"""The bounded pool of worker threads every blocking piece (embedding, store, index) runs in."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Saturated(Exception):
+    """The bounded queue of calls waiting for a worker is full (CSTP -32005).
+
+    Never raised for Chroma being slow or down; `retry_after` is whole seconds, at least 1.
+    """
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"service saturated; retry after {retry_after} s")
+        self.retry_after = max(1, retry_after)
+
+
+class WorkerPool:
+    """`threads` worker threads and a queue of at most `queue` calls waiting for one.
+
+    A call that finds the queue full, or waits longer than `max_wait_seconds` for a thread,
+    raises Saturated (CSTP -32005, `retryAfter` = the wait bound rounded up): the honest answer
+    to overload, never reported as Chroma failing. A call whose caller stops waiting (a
+    deadline) keeps its thread until the blocking function returns, so the bound on threads
+    holds even for work that cannot be interrupted.
+    """
+
+    def __init__(self, threads: int, queue: int, max_wait_seconds: float) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cstp-worker")
+        self._free = asyncio.Semaphore(threads)
+        self._queue = queue
+        self._waiting = 0
+        self._max_wait = max_wait_seconds
+        self.threads = threads
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a thread right now."""
+        return self._waiting
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds a saturated caller is told to wait, at least 1."""
+        return max(1, math.ceil(self._max_wait))
+
+    async def run(self, fn: Callable[[], T], *, deadline_seconds: float | None = None) -> T:
+        """`fn()` in a worker thread; its result, or what it raised.
+
+        `deadline_seconds` counts from the moment a thread starts `fn` (time spent waiting
+        for a thread is not the callee's time); past it, TimeoutError is raised and the
+        thread is left to finish on its own. Raises Saturated when no thread is free within
+        the wait bound, or the queue of waiting calls is full.
+        """
+        await self._acquire()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._executor, fn)
+        # The slot is given back when the thread is done, not when the caller gives up.
+        future.add_done_callback(lambda _: self._free.release())
+        if deadline_seconds is None:
+            return await asyncio.shield(future)
+        return await asyncio.wait_for(asyncio.shield(future), deadline_seconds)
+
+    async def _acquire(self) -> None:
+        if not self._free.locked():
+            await self._free.acquire()
+            return
+        if self._waiting >= self._queue:
+            raise Saturated(self.retry_after)
+        self._waiting += 1
+        try:
+            await asyncio.wait_for(self._free.acquire(), self._max_wait)
+        except TimeoutError:
+            raise Saturated(self.retry_after) from None
+        finally:
+            self._waiting -= 1
+
+    def close(self) -> None:
+        """Stop taking work; threads still running finish in the background."""
+        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,79 @@
+"""Group commit: concurrent items share a batch; results and errors reach their own caller."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from a2a.decisions.commits import GroupCommit
+
+
+async def test_items_submitted_while_a_batch_is_written_share_the_next_batch() -> None:
+    batches: list[list[int]] = []
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        batches.append(batch)
+        await asyncio.sleep(0.01)
+        return [item * 10 for item in batch]
+
+    commits: GroupCommit[int, int] = GroupCommit(write, linger_seconds=0)
+    results = await asyncio.gather(*(commits.submit(n) for n in range(6)))
+    assert results == [0, 10, 20, 30, 40, 50]
+    assert batches == [[0, 1, 2, 3, 4, 5]]
+
+
+async def test_a_batch_is_never_bigger_than_max_batch() -> None:
+    batches: list[list[int]] = []
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        batches.append(batch)
+        return list(batch)
+
+    commits: GroupCommit[int, int] = GroupCommit(write, max_batch=4)
+    assert await asyncio.gather(*(commits.submit(n) for n in range(10))) == list(range(10))
+    assert [len(b) for b in batches] == [4, 4, 2]
+
+
+async def test_an_error_for_one_item_reaches_only_its_caller() -> None:
+    async def write(batch: list[int]) -> list[int | Exception]:
+        return [ValueError(n) if n == 2 else n for n in batch]
+
+    commits: GroupCommit[int, int] = GroupCommit(write)
+    results = await asyncio.gather(*(commits.submit(n) for n in range(4)), return_exceptions=True)
+    assert [type(r) for r in results] == [int, int, ValueError, int]
+
+
+async def test_a_failed_write_fails_every_item_of_its_batch_and_the_next_batch_runs() -> None:
+    calls = 0
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionError("chroma down")
+        return list(batch)
+
+    commits: GroupCommit[int, int] = GroupCommit(write)
+    failed = await asyncio.gather(*(commits.submit(n) for n in range(3)), return_exceptions=True)
+    assert all(isinstance(r, ConnectionError) for r in failed)
+    assert await commits.submit(7) == 7
+
+
+async def test_a_caller_that_stops_waiting_does_not_cancel_the_batch() -> None:
+    written: list[int] = []
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        await asyncio.sleep(0.05)
+        written.extend(batch)
+        return list(batch)
+
+    commits: GroupCommit[int, int] = GroupCommit(write)
+    impatient = asyncio.create_task(commits.submit(1))
+    patient = asyncio.create_task(commits.submit(2))
+    await asyncio.sleep(0.01)
+    impatient.cancel()
+    assert await patient == 2
+    with pytest.raises(asyncio.CancelledError):
+        await impatient
+    assert written == [1, 2]

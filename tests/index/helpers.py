@@ -1,0 +1,37 @@
+"""Building a SearchIndex from a real store, as the service does, for the index tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+
+
+def unit_vectors(count: int, dim: int, seed: int = 0) -> npt.NDArray[np.float32]:
+    """`count` random L2-normalised float32 vectors."""
+    vectors = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def write(store: ChromaDecisionStore, records: list[DecisionRecord], dim: int = 8) -> None:
+    """Upsert `records` with random vectors (the embedder is not what is under test)."""
+    store.upsert(records, unit_vectors(len(records), dim), [r.embedding_text() for r in records])
+
+
+def index_of(store: ChromaDecisionStore) -> SearchIndex:
+    """A SearchIndex of every record in `store`, read page by page."""
+    index = SearchIndex()
+    for page in store.pages(documents=True, embeddings=True):
+        assert page.documents is not None and page.embeddings is not None
+        index.upsert(
+            [
+                IndexedRecord(i, m, e, d)
+                for i, m, e, d in zip(
+                    page.ids, page.metadatas, page.embeddings, page.documents, strict=True
+                )
+            ]
+        )
+    return index

@@ -1,0 +1,116 @@
+"""The index's filter mask and Chroma's `where` select exactly the same records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from a2a.query.filters import to_where
+from a2a.query.params import QueryFilters
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+from tests.conftest import SAMPLE, utc
+from tests.index.helpers import index_of, write
+
+#: SAMPLE plus records at the edges: bounds exactly, unicode, nulls one field at a time.
+EDGES = [
+    DecisionRecord(id="e01", title="Unicode category", category="Sécurité", confidence=0.5),
+    DecisionRecord(id="e02", title="Decomposed form", category="Se\u0301curite\u0301"),
+    DecisionRecord(id="e03", title="Case differs", category="SECURITY", stakes="high"),
+    DecisionRecord(id="e04", title="Day start", date=utc("2024-07-01T00:00:00Z"), status="pending"),
+    DecisionRecord(id="e05", title="Day end", date=utc("2024-06-30T23:59:59Z"), confidence=1.0),
+    DecisionRecord(id="e06", title="Sub-second", date=utc("2025-05-05T12:00:00.700000Z")),
+    DecisionRecord(id="e07", title="Only confidence", confidence=0.7),
+    DecisionRecord(id="e08", title="Only stakes", stakes="critical"),
+    DecisionRecord(id="e09", title="Only status", status="rejected"),
+    DecisionRecord(id="e10", title="Old date", date=utc("1970-01-01T00:00:00Z"), stakes="low"),
+    DecisionRecord(id="e11", title="Before epoch", date=utc("1969-12-31T23:59:59Z")),
+    DecisionRecord(id="e12", title="Emoji category", category="🚀 launch", status="decided"),
+]
+
+FILTERS: list[dict[str, Any] | None] = [
+    None,
+    {},
+    {"category": "security"},
+    {"category": "Sécurité"},
+    {"category": "Se\u0301curite\u0301"},
+    {"category": "SECURITY"},
+    {"category": "🚀 launch"},
+    {"category": "absent-everywhere"},
+    {"minConfidence": 0.0},
+    {"minConfidence": 0.7},
+    {"maxConfidence": 0.7},
+    {"minConfidence": 0.5, "maxConfidence": 0.5},
+    {"maxConfidence": 1.0},
+    {"minConfidence": 1.0},
+    {"maxConfidence": 0.0},
+    {"dateAfter": "2024-07-01"},
+    {"dateBefore": "2024-06-30"},
+    {"dateAfter": "2024-06-30T23:59:59Z", "dateBefore": "2024-07-01T00:00:00Z"},
+    {"dateAfter": "2024-06-30T23:59:59.500Z"},
+    {"dateBefore": "2024-07-01T00:00:00.500Z"},
+    {"dateAfter": "2025-05-05T12:00:00Z", "dateBefore": "2025-05-05T12:00:00Z"},
+    {"dateAfter": "2025-05-05T12:00:00.100Z"},
+    {"dateAfter": "1970-01-01", "dateBefore": "1970-01-01"},
+    {"dateBefore": "1969-12-31T23:59:59Z"},
+    {"dateAfter": "2026-01-01T00:00:00+02:00"},
+    {"stakes": ["low"]},
+    {"stakes": ["high", "critical"]},
+    {"stakes": "medium"},
+    {"status": ["decided", "reviewed"]},
+    {"status": ["pending"]},
+    {"status": ["rejected", "proposed", "deprecated"]},
+    {"status": "superseded"},
+    {"category": "security", "stakes": ["critical"], "minConfidence": 0.9},
+    {"minConfidence": 0.4, "dateBefore": "2025-12-31", "status": ["decided", "proposed"]},
+    {
+        "category": "architecture",
+        "minConfidence": 0.7,
+        "maxConfidence": 1.0,
+        "dateAfter": "2026-01-01T00:00:00Z",
+        "dateBefore": "2026-12-31T23:59:59Z",
+        "stakes": ["medium", "high"],
+        "status": ["decided", "reviewed"],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    store = ChromaDecisionStore(
+        data_dir=tmp_path_factory.mktemp("chroma"), collection="crosscheck", embedding_model="t"
+    )
+    write(store, SAMPLE + EDGES)
+    yield store, index_of(store)
+    store.close()
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=[str(f) for f in FILTERS])
+def test_mask_selects_the_same_records_as_chroma_where(
+    both: Any, filters: dict[str, Any] | None
+) -> None:
+    store, index = both
+    parsed = None if filters is None else QueryFilters.model_validate(filters)
+    from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
+    with index.reading():
+        from_index = {index.id_of(int(row)) for row in np.flatnonzero(index.mask(parsed))}
+    assert from_index == from_chroma
+
+
+def test_a_null_field_never_matches_a_filter_on_it(both: Any) -> None:
+    _, index = both
+    with index.reading():
+        for filters in ({"minConfidence": 0.0}, {"stakes": ["low", "medium", "high", "critical"]}):
+            passing = index.mask(QueryFilters.model_validate(filters))
+            assert not passing[index.row_of("d06")]
+
+
+def test_tombstoned_rows_never_pass(both: Any) -> None:
+    _, index = both
+    with index.reading():
+        row = index.row_of("e07")
+    index.remove(["e07"])
+    with index.reading():
+        assert not index.mask(None)[row] and index.row_of("e07") is None

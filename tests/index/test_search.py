@@ -1,0 +1,179 @@
+"""Exact top-k under masks: semantic vs brute force, BM25 vs brute force and vs bm25s."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+import Stemmer
+
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.search_index import MIN_COMPACT
+from a2a.index.tokens import analyze
+from a2a.index.vectors import GATHER_BELOW
+from tests.conftest import ADR_CORPUS, require_shared
+from tests.index.helpers import unit_vectors
+
+WORDS = [
+    "postgres",
+    "kafka",
+    "migration",
+    "tenant",
+    "keys",
+    "flags",
+    "export",
+    "queue",
+    "cache",
+    "broker",
+    "index",
+    "shard",
+]
+
+
+def _synthetic(count: int, dim: int = 16, seed: int = 1) -> list[IndexedRecord]:
+    rng = np.random.default_rng(seed)
+    vectors = unit_vectors(count, dim, seed)
+    records = []
+    for i in range(count):
+        words = rng.choice(WORDS, size=int(rng.integers(0, 8)))
+        metadata = {"title": f"r{i}", "category": f"c{i % 7}", "confidence": float(i % 11) / 10}
+        records.append(IndexedRecord(f"r{i:05d}", metadata, vectors[i], " ".join(words)))
+    return records
+
+
+@pytest.fixture(scope="module")
+def index() -> SearchIndex:
+    built = SearchIndex()
+    built.upsert(_synthetic(3000))
+    return built
+
+
+def _masks(size: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    return [
+        np.ones(size, dtype=bool),
+        rng.random(size) < 0.5,
+        rng.random(size) < GATHER_BELOW / 2,
+        rng.random(size) < 0.003,
+        np.zeros(size, dtype=bool),
+    ]
+
+
+@pytest.mark.parametrize("which", range(5), ids=["all", "half", "narrow", "tiny", "none"])
+def test_semantic_top_k_equals_brute_force_under_every_mask(index: SearchIndex, which: int) -> None:
+    query = unit_vectors(1, 16, seed=99)[0]
+    with index.reading():
+        mask = _masks(len(index))[which] & index.mask(None)
+        found = index.semantic(query, mask, 10)
+        vectors = np.asarray([index._vectors.matrix[r] for r in range(len(index))])
+    distances = np.clip(1 - (vectors @ query).astype(np.float64), 0, 2).round(6)
+    expected = sorted(np.flatnonzero(mask), key=lambda r: (distances[r], index.ids[r]))[:10]
+    assert [m.row for m in found] == expected  # recall@10 = 1.0, same order
+    assert [m.distance for m in found] == pytest.approx([distances[r] for r in expected], abs=1e-9)
+
+
+def _brute_bm25(docs: list[list[str]], alive: np.ndarray, query: list[str]) -> dict[int, float]:
+    live = [i for i in range(len(docs)) if alive[i]]
+    n, avgdl = len(live), sum(len(docs[i]) for i in live) / len(live)
+    scores: dict[int, float] = {}
+    for term in query:
+        df = sum(1 for i in live if term in docs[i])
+        if df == 0:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for i in live:
+            tf = Counter(docs[i])[term]
+            if tf:
+                norm = 1.5 * (1 - 0.75 + 0.75 * len(docs[i]) / avgdl)
+                scores[i] = scores.get(i, 0.0) + idf * tf / (tf + norm)
+    return scores
+
+
+@pytest.mark.parametrize("which", range(4), ids=["all", "half", "narrow", "tiny"])
+def test_keyword_top_k_equals_brute_force_bm25(index: SearchIndex, which: int) -> None:
+    query = "kafka broker migration kafka"
+    with index.reading():
+        mask = _masks(len(index))[which] & index.mask(None)
+        found = index.keyword(query, mask, 10)
+        docs = [analyze(record.document) for record in _synthetic(3000)]
+        scores = _brute_bm25(docs, index.mask(None), analyze(query))
+    allowed = {r: round(s, 6) for r, s in scores.items() if mask[r]}
+    expected = sorted(allowed, key=lambda r: (-allowed[r], index.ids[r]))[:10]
+    assert [m.row for m in found] == expected
+    assert [m.score for m in found] == pytest.approx([allowed[r] for r in expected], abs=1e-9)
+
+
+def test_bm25_scores_match_bm25s_on_the_adr_corpus() -> None:
+    require_shared()
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path(ADR_CORPUS).rglob("*.md"))]
+    index = SearchIndex()
+    vectors = unit_vectors(len(texts), 4)
+    index.upsert([IndexedRecord(f"{i:04d}", {}, vectors[i], t) for i, t in enumerate(texts)])
+    reference = bm25s.BM25()
+    stemmer = Stemmer.Stemmer("english")
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    reference.index(tokens, show_progress=False)
+    for query in ("database migration strategy", "use kubernetes for deployment", "the logging"):
+        expected = reference.get_scores(
+            bm25s.tokenize(query, stopwords="en", stemmer=stemmer, return_ids=False)[0]
+        )
+        with index.reading():
+            found = index.keyword(query, index.mask(None), len(texts))
+        assert found, query
+        for match in found:
+            assert match.score == pytest.approx(float(expected[match.row]), abs=1e-5)
+        assert len(found) == int(np.count_nonzero(expected > 0))
+
+
+def test_a_store_whose_text_has_no_terms_answers_keyword_queries_with_nothing() -> None:
+    index = SearchIndex()
+    index.upsert([IndexedRecord("a", {"title": "A"}, [1.0, 0.0], "A")])
+    with index.reading():
+        assert index.keyword("A", index.mask(None), 5) == []
+        assert index.keyword("anything at all", index.mask(None), 5) == []
+
+
+def test_an_update_replaces_the_record_and_compaction_keeps_every_answer() -> None:
+    index = SearchIndex()
+    records = _synthetic(MIN_COMPACT * 2)
+    index.upsert(records)
+    moved = [IndexedRecord(r.id, {"category": "moved"}, r.embedding, "zeppelin") for r in records]
+    index.upsert(moved[: MIN_COMPACT + 10])  # enough tombstones to compact
+    assert len(index) == len(records) and index.alive_count == len(records)
+    with index.reading():
+        hits = index.keyword("zeppelin", index.mask(None), 5000)
+        assert len(hits) == MIN_COMPACT + 10
+        row = index.row_of(records[0].id)
+        assert row is not None and index.metadata(row)["category"] == "moved"
+        query = np.asarray(records[-1].embedding)
+        assert index.semantic(query, index.mask(None), 1)[0].id == records[-1].id
+
+
+def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
+    index = SearchIndex()
+    index.upsert(_synthetic(500))
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for _ in range(200):
+                with index.reading():
+                    mask = index.mask(None)
+                    for match in index.keyword("kafka postgres", mask, 5):
+                        index.metadata(match.row)
+        except BaseException as exc:
+            errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for thread in readers:
+        thread.start()
+    for start in range(0, 2000, 100):
+        index.upsert(_synthetic(100, seed=start)[:100])
+    for thread in readers:
+        thread.join()
+    assert errors == []

@@ -1,0 +1,63 @@
+"""Whole records in Chroma metadata: round trip, the hash a review keeps, old-format records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from a2a.records import DecisionRecord
+from a2a.store.metadata import from_metadata, to_metadata
+from tests.conftest import SAMPLE
+
+REVIEWED = SAMPLE[0].model_copy(
+    update={
+        "recorded_by": "planner",
+        "recorded_at": datetime(2026, 2, 1, 9, 0, tzinfo=UTC),
+        "lessons": "Went fine.",
+        "reviewed_at": datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
+    }
+)
+
+
+def test_a_record_reads_back_whole_from_its_metadata() -> None:
+    metadata = to_metadata(REVIEWED)
+    assert metadata["recorded_by"] == "planner"
+    assert (metadata["recorded_at"], metadata["reviewed_at"]) == (
+        "2026-02-01T09:00:00Z",
+        "2026-03-01T09:00:00Z",
+    )
+    back = from_metadata(REVIEWED.id, metadata)
+    assert back.model_dump() == REVIEWED.model_dump()
+    assert back.origin_hash == REVIEWED.content_hash()
+
+
+def test_service_fields_leave_the_content_hash_unchanged() -> None:
+    assert REVIEWED.content_hash() == SAMPLE[0].content_hash()
+    assert SAMPLE[0].model_copy(update={"outcome": "failure"}).content_hash() != (
+        SAMPLE[0].content_hash()
+    )
+
+
+def test_a_stored_origin_hash_is_kept_over_the_records_own() -> None:
+    reviewed = SAMPLE[0].model_copy(update={"outcome": "failure", "origin_hash": "from-file"})
+    assert to_metadata(reviewed)["content_hash"] == "from-file"
+    assert "origin_hash" not in to_metadata(reviewed)["record"]
+
+
+def test_a_record_stored_without_its_json_is_rebuilt_from_flat_fields() -> None:
+    metadata = to_metadata(SAMPLE[0])
+    del metadata["record"]
+    back = from_metadata(SAMPLE[0].id, metadata)
+    assert (back.title, back.category, back.date, back.tags) == (
+        SAMPLE[0].title,
+        "architecture",
+        SAMPLE[0].date,
+        ["postgres", "migration"],
+    )
+    assert [r.type for r in back.reasons] == ["pattern", "analysis"]
+    assert back.context is None and back.origin_hash == SAMPLE[0].content_hash()
+
+
+def test_json_of_another_id_is_not_trusted() -> None:
+    metadata = to_metadata(DecisionRecord(id="a", title="A"))
+    assert from_metadata("b", metadata).title == "A"  # flat fields, id from the store
+    assert from_metadata("b", metadata).id == "b"
