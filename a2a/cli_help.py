@@ -60,11 +60,21 @@ class PlainHelpCommand(TyperCommand):
                     formatter.write_dl(rows)
 
 
+def summary(doc: str | None) -> str:
+    """A one-line description for `cstp --help`: the docstring's first line, cut before a
+    parenthesis or a semicolon so that the command list never truncates it."""
+    first = (doc or "").strip().split("\n", 1)[0]
+    return re.split(r" \(|; ", first)[0].rstrip(".") + "." if first else ""
+
+
 def use_plain_help(app: typer.Typer) -> None:
-    """Make PlainHelpCommand the class of every command registered on `app` without one.
+    """Make PlainHelpCommand the class of every command registered on `app` with the default,
+    and give each a short description (`summary`) unless it has one.
 
     Call after every command is registered, before the app runs.
     """
     for command in app.registered_commands:
-        if command.cls is None:
+        if command.cls in (None, TyperCommand):  # typer's default class
             command.cls = PlainHelpCommand
+        if command.short_help is None and command.callback is not None:
+            command.short_help = summary(command.callback.__doc__)
