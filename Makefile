@@ -23,8 +23,8 @@ test-fast: install
 	$(BIN)/pytest -m "not slow"
 
 lint: install
-	$(BIN)/ruff check a2a tests bench
-	$(BIN)/ruff format --check a2a tests bench
+	$(BIN)/ruff check a2a tests bench scripts
+	$(BIN)/ruff format --check a2a tests bench scripts
 	$(BIN)/mypy
 
 format: install
