@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from a2a import exit_codes
 from a2a.cli import app
@@ -20,41 +21,44 @@ from tests.servers import cstp, free_port, start_cstp, stop
 EXAMPLES = str(REPO / "examples" / "decisions")
 TOKEN = "cli-usability-token-0123456789"
 COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+RUNNER = CliRunner()
 #: typer's rendering of Python annotations: `<list[Path]>`, `<bool>`, `<int range>`.
 TYPE_HINT = re.compile(r"<[a-zA-Z_][^>\n]*>")
 
 
+def help_page(*command: str, width: int = 100) -> str:
+    """`cstp COMMAND --help` as printed on a terminal `width` columns wide."""
+    result = RUNNER.invoke(app, [*command, "--help"], env={"COLUMNS": str(width)})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
 def test_top_help_lists_every_command_with_a_description() -> None:
-    result = cstp("--help", env={"COLUMNS": "100"})
-    assert result.returncode == 0
-    listed = dict(
-        re.findall(r"^  (\w+)\s{2,}(\S.*)$", result.stdout.split("Commands:")[1], re.MULTILINE)
-    )
+    output = help_page()
+    listed = dict(re.findall(r"^  (\w+)\s{2,}(\S.*)$", output.split("Commands:")[1], re.MULTILINE))
     assert sorted(listed) == COMMANDS
     assert all(not line.endswith("...") for line in listed.values()), listed
 
 
 @pytest.mark.parametrize("command", [[], *[[c] for c in COMMANDS]], ids=["cstp", *COMMANDS])
 def test_help_shows_no_python_type_hints(command: list[str]) -> None:
-    result = cstp(*command, "--help", env={"COLUMNS": "100"})
-    assert result.returncode == 0
-    assert TYPE_HINT.findall(result.stdout) == []
+    assert TYPE_HINT.findall(help_page(*command)) == []
 
 
 def test_serve_help_names_every_door() -> None:
-    result = cstp("serve", "--help", env={"COLUMNS": "200"})
+    output = help_page("serve", width=200)
     for door in ("/cstp", "/mcp", "/console", "/health", "/ready", "/metrics"):
-        assert door in result.stdout
+        assert door in output
 
 
 def test_query_help_offers_every_filter_and_mode() -> None:
-    result = cstp("query", "--help", env={"COLUMNS": "200"})
+    output = help_page("query", width=200)
     for option in (
         "--category", "--min-confidence", "--max-confidence", "--after", "--before",
         "--stakes", "--status", "--mode", "--max-distance", "--limit", "--reasons", "--json",
         "--url", "--token",
     ):  # fmt: skip
-        assert option in result.stdout
+        assert option in output
 
 
 def test_exit_codes_are_distinct() -> None:
@@ -82,8 +86,8 @@ def test_query_of_a_service_that_is_not_there_exits_5() -> None:
 
 
 def test_query_with_an_unknown_mode_is_a_usage_error() -> None:
-    result = cstp("query", "anything", "--mode", "fuzzy", env={})
-    assert result.returncode == exit_codes.SETTINGS == 2
+    result = RUNNER.invoke(app, ["query", "anything", "--mode", "fuzzy"])
+    assert result.exit_code == exit_codes.SETTINGS == 2
 
 
 @pytest.mark.parametrize(
