@@ -110,9 +110,9 @@ def run_query(
     if as_json:
         out.print_json(json.dumps(result.to_wire()))
         return exit_codes.OK
-    note = broad_match_note(result.decisions, params.get("maxDistance"))
-    if note:
-        err.print(f"[yellow]note:[/yellow] {note}")
+    # Above the table, as the precedents block says it (seed 001, "No false confidence").
+    if note := broad_match_note(result.decisions, params.get("maxDistance")):
+        out.print(note, markup=False)
     out.print(decisions_table(result))
     return exit_codes.OK
 
