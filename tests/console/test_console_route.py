@@ -125,3 +125,12 @@ async def test_console_assets_refuse_post(auth_settings: Settings, embedder: Emb
     async with app_client(auth_settings, embedder) as client:
         response = await client.post(PAGE_PATH)
     assert response.status_code == 405
+
+
+async def test_console_works_with_auth_off(settings: Settings, embedder: Embedder) -> None:
+    async with app_client(settings, embedder) as client:
+        page = await client.get(PAGE_PATH)
+        rpc = await client.post("/cstp", json=rpc_call("cstp.listDecisions", {"limit": 1}))
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "result" in rpc.json()
