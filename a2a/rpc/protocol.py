@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
+
 VERSION: Final = "2.0"
 
 # Standard codes (JSON-RPC 2.0 section 5.1) and CSTP's own (F002 section Errors).
@@ -48,21 +50,34 @@ class InvalidRequest(Exception):
 
 
 def parse_json(body: bytes, max_depth: int) -> Any:
-    """The JSON value in `body` (UTF-8).
+    """The JSON value in `body` (UTF-8, RFC 8259).
 
-    Raises ParseError for invalid UTF-8, invalid JSON (RFC 8259: `NaN`, `Infinity` and
-    `-Infinity` included), or nesting deeper than `max_depth`
-    arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
+    Raises ParseError for invalid UTF-8, invalid JSON (`NaN`, `Infinity`, `-Infinity`, a
+    number too large for a double, a lone surrogate in a string included), or nesting deeper
+    than `max_depth` arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
+    orjson reads the body (it is strict and about 3x faster than `json` on a 1 MiB body, which
+    matters on the event loop); what it refuses is read again by `json`, the authority for
+    what orjson cannot hold (integers beyond 64 bits).
     """
     try:
-        text = body.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        value = _parse_with_json(body)
+    if nesting_depth(value, max_depth) > max_depth:
+        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _parse_with_json(body: bytes) -> Any:
+    try:
+        value = json.loads(
+            body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except UnicodeDecodeError:
         raise ParseError("body is not valid UTF-8") from None
     except (ValueError, RecursionError):
         raise ParseError("body is not valid JSON") from None
-    if nesting_depth(value) > max_depth:
-        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    _check_strings(value)
     return value
 
 
@@ -71,26 +86,45 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def nesting_depth(value: Any) -> int:
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} does not fit a double")
+    return number
+
+
+def nesting_depth(value: Any, stop_at: int | None = None) -> int:
     """Levels of arrays/objects in a parsed JSON value (a scalar is 0, `[]` is 1).
 
-    Raises ParseError for a string or key holding a lone surrogate (`"\\ud800"`): it is
-    valid JSON syntax but not Unicode text, and could be neither stored nor echoed.
+    Only containers are walked; with `stop_at`, the walk ends as soon as the depth is past it.
     """
     depth, level = 0, [(value, 1)]
     while level:
         item, d = level.pop()
+        if not isinstance(item, dict | list):
+            continue
+        depth = max(depth, d)
+        if stop_at is not None and depth > stop_at:
+            return depth
+        children = item.values() if isinstance(item, dict) else item
+        level.extend((child, d + 1) for child in children if isinstance(child, dict | list))
+    return depth
+
+
+def _check_strings(value: Any) -> None:
+    """Raises ParseError for a string or key holding a lone surrogate (`"\\ud800"`): valid
+    JSON syntax to `json`, but not Unicode text, and could be neither stored nor echoed."""
+    level = [value]
+    while level:
+        item = level.pop()
         if isinstance(item, dict):
-            depth = max(depth, d)
             for key, child in item.items():
                 _check_text(key)
-                level.append((child, d + 1))
+                level.append(child)
         elif isinstance(item, list):
-            depth = max(depth, d)
-            level.extend((child, d + 1) for child in item)
+            level.extend(item)
         elif isinstance(item, str):
             _check_text(item)
-    return depth
 
 
 def _check_text(text: str) -> None:
