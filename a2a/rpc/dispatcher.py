@@ -62,6 +62,10 @@ class Dispatcher:
         responses = [response for _, response in results if response is not None]
         return Reply(responses or None, [outcome for outcome, _ in results])
 
+    def close(self) -> None:
+        """Stop the parser thread (bodies being parsed finish first)."""
+        self._parser.shutdown(wait=False)
+
     async def _parse(self, body: bytes) -> Any:
         if len(body) < THREAD_PARSE_BYTES:
             return protocol.parse_json(body, self._max_depth)
