@@ -44,7 +44,7 @@ class Dispatcher:
     async def dispatch(self, body: bytes, ctx: CallContext) -> Reply:
         """The reply to one HTTP body: a request object or a batch."""
         try:
-            payload = await self._parse(body)
+            payload = await self.parse(body)
         except protocol.ParseError as exc:
             return _whole_body_error(protocol.PARSE_ERROR, "Parse error", str(exc))
         if not isinstance(payload, list):
@@ -66,7 +66,9 @@ class Dispatcher:
         """Stop the parser thread (bodies being parsed finish first)."""
         self._parser.shutdown(wait=False)
 
-    async def _parse(self, body: bytes) -> Any:
+    async def parse(self, body: bytes) -> Any:
+        """`protocol.parse_json` of `body`, large bodies in the parser thread; the door of
+        /mcp reads its bodies here too. Raises protocol.ParseError."""
         if len(body) < THREAD_PARSE_BYTES:
             return protocol.parse_json(body, self._max_depth)
         loop = asyncio.get_running_loop()
