@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.servers import free_port, start_cstp, stop
+from tests.servers import cstp, free_port, start_cstp, stop
 
 
 async def probe(client: httpx.AsyncClient, url: str, until: asyncio.Event) -> list[float]:
@@ -134,20 +133,20 @@ def main() -> None:
     parser.add_argument("--clients", type=int)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--batch", type=int, default=50)
-    parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--corpus", type=Path, help="index this folder before serving")
+    parser.add_argument(
+        "--data-dir", type=Path, help="store folder to keep and reuse (default: a temp one)"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cstp-flood-") as folder:
+    with tempfile.TemporaryDirectory(prefix="cstp-flood-") as temporary:
+        folder = str(args.data_dir or temporary)
         port = free_port()
+        # CSTP_* variables of the caller reach the server, data dir and log level aside.
         env = {"CSTP_DATA_DIR": folder, "CSTP_LOG_LEVEL": "warning"}
-        extra = ["--index", str(args.corpus)] if args.corpus else []
-        server = start_cstp(
-            port,
-            {
-                **env,
-                **{k: v for k, v in os.environ.items() if k.startswith("CSTP_") and k not in env},
-            },
-            *extra,
-        )
+        if args.corpus:
+            # Indexed beforehand, without the server's start-up wait bound (a loaded box is slow).
+            cstp("index", str(args.corpus), env=env, timeout=3600)
+        server = start_cstp(port, env)
         url = f"http://127.0.0.1:{port}"
         try:
             if args.scenario == "keys":
