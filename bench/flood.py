@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -61,28 +63,43 @@ def keys_body(keys: int = 60_000) -> bytes:
     return json.dumps(call).encode()
 
 
-async def keys_flood(url: str, clients: int, seconds: float) -> dict[str, object]:
+def _flood_keys(url: str, clients: int, seconds: float, sent: Any) -> None:
+    """In a process of its own: `clients` posting the 60,000-key body for `seconds`."""
     body = keys_body()
-    done, sent = asyncio.Event(), Counter[str]()
-    async with httpx.AsyncClient(timeout=60) as prober:
-        base = await floor(prober, url)
 
-        async def client() -> None:
-            async with httpx.AsyncClient(timeout=60) as own:
-                while not done.is_set():
-                    reply = (await own.post(f"{url}/cstp", content=body)).json()
-                    sent[str(reply.get("error", {}).get("code", "ok"))] += 1
+    async def client(until: float) -> None:
+        async with httpx.AsyncClient(timeout=60) as own:
+            while time.monotonic() < until:
+                reply = (await own.post(f"{url}/cstp", content=body)).json()
+                code = str(reply.get("error", {}).get("code", "ok"))
+                sent[code] = sent.get(code, 0) + 1
 
-        tasks = [asyncio.create_task(client()) for _ in range(clients)]
-        probing = asyncio.create_task(probe(prober, url, done))
-        await asyncio.sleep(seconds)
-        done.set()
-        await asyncio.gather(*tasks)
-        times = await probing
+    async def flood() -> None:
+        until = time.monotonic() + seconds
+        await asyncio.gather(*(client(until) for _ in range(clients)))
+
+    asyncio.run(flood())
+
+
+async def keys_flood(url: str, clients: int, seconds: float) -> dict[str, object]:
+    # The flooding clients run in another process, so the prober's times are the server's,
+    # not those of a load generator sharing its event loop.
+    with multiprocessing.Manager() as manager:
+        sent = manager.dict()
+        flooder = multiprocessing.Process(target=_flood_keys, args=(url, clients, seconds, sent))
+        done = asyncio.Event()
+        async with httpx.AsyncClient(timeout=60) as prober:
+            base = await floor(prober, url)
+            flooder.start()
+            probing = asyncio.create_task(probe(prober, url, done))
+            await asyncio.to_thread(flooder.join)
+            done.set()
+            times = await probing
+        requests = dict(sent)
     return {
         "scenario": f"{clients} clients x 60,000-key body for {seconds:g} s",
-        "body_bytes": len(body),
-        "requests": dict(sent),
+        "body_bytes": len(keys_body()),
+        "requests": requests,
         "health_p50_ms": round(statistics.median(times), 2),
         "health_p95_ms": round(statistics.quantiles(times, n=20)[-1], 2),
         "floor_p50_ms": round(statistics.median(base), 2),
