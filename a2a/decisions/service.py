@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
@@ -68,10 +68,16 @@ class Runner(Protocol):
     def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
 
 
-#: Told of every batch written (records, their vectors, their embedded texts), so an
-#: in-process index can take it in before the answers are sent.
+#: Told of every batch written (records, the metadata stored for them, their vectors,
+#: their embedded texts), so an in-process index can take it in before the answers.
 WriteListener = Callable[
-    [Sequence[DecisionRecord], Sequence[Sequence[float]], Sequence[str]], Awaitable[None]
+    [
+        Sequence[DecisionRecord],
+        Sequence[Mapping[str, Any]],
+        Sequence[Sequence[float]],
+        Sequence[str],
+    ],
+    Awaitable[None],
 ]
 
 
@@ -239,9 +245,11 @@ class DecisionService:
             records = [w.record for w in writes]
             documents = [w.document or w.record.embedding_text() for w in writes]
             vectors = await self._run(lambda: self._embedder.embed_documents(documents))
-            await self._run(lambda: self._store.sync.upsert(records, vectors, documents))
+            stored_as = await self._run(
+                lambda: self._store.sync.upsert(records, vectors, documents)
+            )
             if self._on_write is not None:
-                await self._on_write(records, vectors, documents)
+                await self._on_write(records, stored_as, vectors, documents)
         return results
 
     def _new_record(
