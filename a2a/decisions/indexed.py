@@ -7,8 +7,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from a2a.decisions.service import Runner, WriteListener, in_thread
 from a2a.decisions.table import DecisionTable
+from a2a.decisions.writes import Runner, WriteListener, in_thread
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
