@@ -66,11 +66,13 @@ def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable
     with index.reading():
         rows = np.flatnonzero(index.mask(filters))
         columns = index.columns
+        # The index appends to its id list in place and replaces it on compaction, so this
+        # list keeps the ids of these rows after the lock is released.
         ids = index.ids
         outcome = columns.vocabularies["outcome"]
         category = columns.vocabularies["category"]
         return DecisionTable(
-            ids=np.array([ids[r] for r in rows.tolist()], dtype=np.str_),
+            ids=lambda wanted: np.array([ids[r] for r in rows[wanted].tolist()], dtype=np.str_),
             date_epoch=columns.date_epoch[rows],
             confidence=columns.confidence[rows],
             outcomes=[outcome.value(int(c)) for c in columns.codes("outcome")[rows]],

@@ -13,7 +13,7 @@ from a2a.decisions.calibration import calibrate, outcome_scores
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.locks import KeyedLocks
-from a2a.decisions.paging import page
+from a2a.decisions.paging import page, page_ids
 from a2a.decisions.params import (
     DecisionInput,
     GetCalibrationParams,
@@ -143,7 +143,7 @@ class DecisionService:
         )
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
-        ids = [str(table.ids[row]) for row in chosen.rows]
+        ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
         found = {row.id: row.metadata for row in await self._store.get(ids=ids)}
         return ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
