@@ -208,29 +208,12 @@ def serve(
             "a2a.http.app:app_from_environment",
             factory=True,
             workers=settings.workers,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
-            log_config=None,
-            access_log=False,
-            # X-Forwarded-For is read by a2a.auth.caller, from CSTP_TRUSTED_PROXIES only.
-            proxy_headers=False,
+            **_uvicorn_options(settings),
         )
         return
     try:
         _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
-        uvicorn.run(
-            application,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            # Logging is configured above (CSTP_LOG_FORMAT); a2a.access logs each call.
-            log_config=None,
-            access_log=False,
-            # X-Forwarded-For is read by a2a.auth.caller, from CSTP_TRUSTED_PROXIES only.
-            proxy_headers=False,
-        )
+        uvicorn.run(application, **_uvicorn_options(settings))
     finally:
         runtime.close()
 
@@ -246,6 +229,20 @@ def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
             return
     if summary.interrupted:
         raise typer.Exit(stop.exit_code)
+
+
+def _uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """How `cstp serve` runs uvicorn, with one process or several."""
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        # Logging is configured before (CSTP_LOG_FORMAT); a2a.access logs each call.
+        "log_config": None,
+        "access_log": False,
+        # X-Forwarded-For is read by a2a.auth.caller, from CSTP_TRUSTED_PROXIES only.
+        "proxy_headers": False,
+    }
 
 
 def _app(settings: Settings, runtime: Runtime) -> Any:

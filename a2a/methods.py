@@ -34,6 +34,7 @@ STORE_METHOD_ERRORS = (
     protocol.UNAUTHORIZED,
     protocol.RATE_LIMITED,
     protocol.STORE_UNAVAILABLE,
+    protocol.SATURATED,
 )
 
 

@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     workers: int = Field(default=1, ge=1)
     # Pipeline edges (README sections Overload, Proxies and public URL, Body timeout).
     worker_threads: int = Field(default=8, ge=1, le=256)
-    worker_queue: int = Field(default=64, ge=0)
+    worker_queue: int = Field(default=256, ge=0)
     worker_queue_timeout_seconds: PositiveSeconds = 5.0
     body_timeout_seconds: PositiveSeconds = 10.0
     trusted_proxies: Networks = Field(default_factory=list)

@@ -5,7 +5,9 @@ with the fast WordLlama model, then for each client count C in --clients: C thre
 with its own HTTP connection, record --per-client decisions each (distinct ids, distinct
 titles). The floor is cstp.getDecision calls/s with the same C threads against the same
 server in the same run: the cost of one authenticated JSON-RPC round trip that touches
-Chroma, which a write cannot beat. Prints a JSON report; nothing is timed in tests.
+Chroma, which a write cannot beat. A second floor is the store's own commit rate:
+single-record ChromaDecisionStore.upsert calls/s into a scratch embedded store in this
+process (no HTTP, no service). Prints a JSON report; nothing is timed in tests.
 
     python bench/write_load.py                    # 1 and 8 clients, 250 decisions each
     python bench/write_load.py --per-client 1000 --chroma
@@ -135,6 +137,30 @@ def get_call(run: str) -> Any:
     return work
 
 
+def raw_upserts_per_s(folder: Path, count: int = 50) -> float:
+    """Single-record ChromaDecisionStore.upsert calls/s into a scratch embedded store, in
+    this process, vectors computed beforehand: the store's own commit rate, the floor a
+    durable one-record write cannot beat.
+    """
+    from a2a.embeddings import load_embedder
+    from a2a.records import DecisionRecord
+    from a2a.store import ChromaDecisionStore
+
+    embedder = load_embedder("wordllama-l2-supercat-256")
+    store = ChromaDecisionStore(
+        collection="floor", embedding_model=embedder.name, data_dir=folder / "floor"
+    )
+    records = [DecisionRecord(id=f"f{i}", title=f"Floor decision {i}") for i in range(count + 1)]
+    vectors = embedder.embed_documents([r.title for r in records])
+    store.upsert(records[:1], vectors[:1], [records[0].title])  # creates the collection
+    started = time.perf_counter()
+    for record, vector in zip(records[1:], vectors[1:], strict=True):
+        store.upsert([record], [vector], [record.title])
+    elapsed = time.perf_counter() - started
+    store.close()
+    return count / elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,8", help="comma-separated client counts")
@@ -147,6 +173,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cstp-write-bench-") as name:
         folder = Path(name)
         with (folder / "server.log").open("wb") as log:
+            report["floor_raw_upserts_per_s"] = round(raw_upserts_per_s(folder), 1)
             url, processes = start(folder, args.chroma, log)
             try:
                 for clients in [int(c) for c in args.clients.split(",")]:
@@ -161,6 +188,9 @@ def main() -> None:
                             "write_records_per_s": round(total / write, 1),
                             "floor_get_calls_per_s": round(total / read, 1),
                             "write_to_floor_ratio": round(read / write, 3),
+                            "write_to_raw_upsert_ratio": round(
+                                total / write / report["floor_raw_upserts_per_s"], 2
+                            ),
                         }
                     )
                     print(json.dumps(report["runs"][-1]), file=sys.stderr, flush=True)

@@ -211,3 +211,39 @@ async def test_unauthorized_response_is_the_same_for_any_method(
         get = await client.get("/cstp")
         batch = await client.post("/cstp", json=[DISCOVER, DISCOVER])
     assert get.status_code == 401 and batch.status_code == 401
+
+
+def test_scopes_are_a_third_part_joined_by_plus_and_default_to_read() -> None:
+    entries = parse_entries(
+        ["planner:tok-1:read+write", "auditor:tok-2", "writer:tok-3:write"], "entry"
+    )
+    assert [(e.agent, sorted(e.scopes)) for e in entries] == [
+        ("planner", ["read", "write"]),
+        ("auditor", ["read"]),
+        ("writer", ["write"]),
+    ]
+    table = TokenTable(entries)
+    assert table.lookup("tok-1") == ("planner", frozenset({"read", "write"}))
+    assert table.lookup("tok-2") == ("auditor", frozenset({"read"}))
+
+
+def test_tokens_file_takes_scopes_one_entry_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("# agents\nplanner:t-1:read+write\nauditor:t-2\n")
+    assert read_token_file(path) == [
+        TokenEntry("planner", "t-1", frozenset({"read", "write"})),
+        TokenEntry("auditor", "t-2"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["alice:secret-token:admin", "alice:secret-token:read+", "alice:secret-token:read+root"],
+)
+def test_unknown_scopes_fail_start_up_naming_the_setting_not_the_token(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("CSTP_AUTH_TOKENS", value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert "CSTP_AUTH_TOKENS" in str(raised.value) and "secret" not in str(raised.value)

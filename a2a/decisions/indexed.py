@@ -2,64 +2,98 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from a2a.decisions.service import Runner, WriteListener, in_thread
 from a2a.decisions.table import DecisionTable
+from a2a.decisions.writes import Runner, WriteListener, in_thread
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
-from a2a.store.metadata import to_metadata
+
+
+class IndexSource(Protocol):
+    """What the decision methods need of the service's search index (a2a.index.sync's
+    LiveIndex has this shape): the index, fresh with every acknowledged write, and a way
+    to put this process's own writes into it at once.
+    """
+
+    async def current(self) -> SearchIndex:
+        """The index, loaded and fresh; raises StoreUnavailable when Chroma cannot say."""
+        ...
+
+    def apply(self, records: Sequence[IndexedRecord]) -> None:
+        """Index records this process has just written to Chroma."""
+        ...
+
+
+class FixedIndex:
+    """An IndexSource over one SearchIndex that only this process writes (tests, tools)."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+
+    async def current(self) -> SearchIndex:
+        """The index as it is."""
+        return self.index
+
+    def apply(self, records: Sequence[IndexedRecord]) -> None:
+        """Upsert `records` into the index."""
+        self.index.upsert(records)
 
 
 class IndexTable:
-    """A DecisionTableSource over a SearchIndex: its filter columns and `mask(filters)`.
+    """A DecisionTableSource over the search index's filter columns and `mask(filters)`.
 
-    No Chroma call and no whole-store read per call: the columns are in memory. The
-    table holds the rows passing the filters only (mask all true), read under the index's
-    read lock in a worker thread, so a compaction never renumbers rows half-way.
+    No whole-store read per call: the columns are in memory. The table holds the rows
+    passing the filters only (mask all true), read under the index's read lock in a worker
+    thread, so a compaction never renumbers rows half-way.
     """
 
-    def __init__(self, index: SearchIndex, run: Runner = in_thread) -> None:
-        self._index = index
+    def __init__(self, source: IndexSource, run: Runner = in_thread) -> None:
+        self._source = source
         self._run = run
 
     async def table(self, filters: QueryFilters | None) -> DecisionTable:
-        """The rows passing `filters`."""
-        return await self._run(lambda: self._snapshot(filters))
-
-    def _snapshot(self, filters: QueryFilters | None) -> DecisionTable:
-        index = self._index
-        with index.reading():
-            rows = np.flatnonzero(index.mask(filters))
-            columns = index.columns
-            ids = index.ids
-            outcome = columns.vocabularies["outcome"]
-            category = columns.vocabularies["category"]
-            return DecisionTable(
-                ids=np.array([ids[r] for r in rows.tolist()], dtype=np.str_),
-                date_epoch=columns.date_epoch[rows],
-                confidence=columns.confidence[rows],
-                outcomes=[outcome.value(int(c)) for c in columns.codes("outcome")[rows]],
-                categories=[category.value(int(c)) for c in columns.codes("category")[rows]],
-                mask=np.ones(len(rows), dtype=bool),
-            )
+        """The rows passing `filters`; raises StoreUnavailable when the index cannot load."""
+        index = await self._source.current()
+        return await self._run(lambda: _snapshot(index, filters))
 
 
-def index_writes(index: SearchIndex, run: Runner = in_thread) -> WriteListener:
-    """A WriteListener that puts each written record into `index` before the answer."""
+def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable:
+    with index.reading():
+        rows = np.flatnonzero(index.mask(filters))
+        columns = index.columns
+        # The index appends to its id list in place and replaces it on compaction, so this
+        # list keeps the ids of these rows after the lock is released.
+        ids = index.ids
+        outcome = columns.vocabularies["outcome"]
+        category = columns.vocabularies["category"]
+        return DecisionTable(
+            ids=lambda wanted: np.array([ids[r] for r in rows[wanted].tolist()], dtype=np.str_),
+            date_epoch=columns.date_epoch[rows],
+            confidence=columns.confidence[rows],
+            outcomes=[outcome.value(int(c)) for c in columns.codes("outcome")[rows]],
+            categories=[category.value(int(c)) for c in columns.codes("category")[rows]],
+            mask=np.ones(len(rows), dtype=bool),
+        )
+
+
+def index_writes(source: IndexSource, run: Runner = in_thread) -> WriteListener:
+    """A WriteListener that puts each written batch into the index before the answers."""
 
     async def listen(
         records: Sequence[DecisionRecord],
+        metadatas: Sequence[Mapping[str, Any]],
         vectors: Sequence[Sequence[float]],
         documents: Sequence[str],
     ) -> None:
         batch = [
-            IndexedRecord(r.id, to_metadata(r), v, d)
-            for r, v, d in zip(records, vectors, documents, strict=True)
+            IndexedRecord(r.id, m, v, d)
+            for r, m, v, d in zip(records, metadatas, vectors, documents, strict=True)
         ]
-        await run(lambda: index.upsert(batch))
+        await run(lambda: source.apply(batch))
 
     return listen

@@ -22,14 +22,16 @@ from a2a.query.results import DecisionMetadata
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
 
-#: What a decision method can answer besides its result. -32004 (the token lacks the
-#: scope) follows from `Method.scope`, so it is not listed here.
-ERRORS = (
+#: What a decision method can answer besides its result (CONTRACT.md); a write method can
+#: also answer -32004 (the token lacks the `write` scope).
+READ_ERRORS = (
     protocol.INVALID_PARAMS,
     protocol.UNAUTHORIZED,
     protocol.RATE_LIMITED,
     protocol.STORE_UNAVAILABLE,
+    protocol.SATURATED,
 )
+WRITE_ERRORS = (*READ_ERRORS, protocol.FORBIDDEN)
 
 _EXAMPLE_DECISION = {
     "id": "dec-2026-02-invoices-db",
@@ -72,7 +74,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=record_decision,
             summary="Record a decision; durable and searchable when the answer arrives.",
             result_schema=RecordDecisionResult.model_json_schema(by_alias=True),
-            errors=ERRORS,
+            errors=WRITE_ERRORS,
             examples=({"decision": _EXAMPLE_DECISION},),
             scope="write",
         ),
@@ -82,7 +84,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=review_decision,
             summary="Report how a decision turned out: outcome, status, lessons.",
             result_schema=DecisionMetadata.model_json_schema(by_alias=True),
-            errors=ERRORS,
+            errors=WRITE_ERRORS,
             examples=(
                 {
                     "id": "dec-2026-02-invoices-db",
@@ -98,7 +100,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=get_decision,
             summary="One whole decision record by id: context, decision, reasons, review.",
             result_schema=DecisionResult.model_json_schema(by_alias=True),
-            errors=ERRORS,
+            errors=READ_ERRORS,
             examples=({"id": "dec-2026-02-invoices-db"},),
         ),
         Method(
@@ -107,7 +109,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=list_decisions,
             summary="Decisions in date order, filtered, a page at a time (keyset cursor).",
             result_schema=ListDecisionsResult.model_json_schema(by_alias=True),
-            errors=ERRORS,
+            errors=READ_ERRORS,
             examples=({"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20},),
         ),
         Method(
@@ -116,7 +118,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             handler=get_calibration,
             summary="How well confidence matched outcomes: Brier score, reliability bins.",
             result_schema=CalibrationResult.model_json_schema(by_alias=True),
-            errors=ERRORS,
+            errors=READ_ERRORS,
             examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
         ),
     ]

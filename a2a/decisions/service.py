@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-import anyio.to_thread
 import numpy as np
 
 from a2a.decisions.calibration import calibrate, outcome_scores
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.locks import KeyedLocks
-from a2a.decisions.paging import page
+from a2a.decisions.paging import page, page_ids
 from a2a.decisions.params import (
     DecisionInput,
     GetCalibrationParams,
@@ -32,52 +29,18 @@ from a2a.decisions.results import (
     RecordDecisionResult,
 )
 from a2a.decisions.table import DecisionTableSource
+from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written, in_thread
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
 from a2a.store import AsyncStore, StoredRecord
-from a2a.store.metadata import CONTENT_HASH_KEY, from_metadata, summary_fields, to_metadata
+from a2a.store.metadata import from_metadata, summary_fields, to_metadata
 
-T = TypeVar("T")
-log = logging.getLogger(__name__)
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
 #: least 64; at 80 bits a collision is not expected before ~10^12 decisions.
 ID_BYTES = 10
-
-
-ID_IN_USE = "in use by another decision (use reviewDecision)"
-
-
-@dataclass(frozen=True, slots=True)
-class Written:
-    """A record on its way to Chroma, with its embedded text when already known.
-
-    `replace` false: a new record, written only when its id is free.
-    """
-
-    record: DecisionRecord
-    document: str | None
-    replace: bool
-
-
-class Runner(Protocol):
-    """Runs blocking work (embedding, Chroma) off the event loop and awaits its result."""
-
-    def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
-
-
-#: Told of every batch written (records, their vectors, their embedded texts), so an
-#: in-process index can take it in before the answers are sent.
-WriteListener = Callable[
-    [Sequence[DecisionRecord], Sequence[Sequence[float]], Sequence[str]], Awaitable[None]
-]
-
-
-async def in_thread(call: Callable[[], T]) -> T:
-    """The default Runner: anyio's worker threads."""
-    return await anyio.to_thread.run_sync(call)
 
 
 def new_decision_id() -> str:
@@ -118,15 +81,13 @@ class DecisionService:
         on_write: WriteListener | None = None,
     ) -> None:
         self._store = store
-        self._embedder = embedder
         self._table = table
         self._cursors = cursors or CursorCodec()
-        self._run = run
         self._clock = clock
         self._new_id = new_id
-        self._on_write = on_write
         self._locks = KeyedLocks()
-        self._commits: GroupCommit[Written, bool] = GroupCommit(self._store_batch)
+        writer = BatchWriter(store, embedder, run, on_write)
+        self._commits: GroupCommit[Written, bool] = GroupCommit(writer.write)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -182,7 +143,7 @@ class DecisionService:
         )
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
-        ids = [str(table.ids[row]) for row in chosen.rows]
+        ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
         found = {row.id: row.metadata for row in await self._store.get(ids=ids)}
         return ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
@@ -213,36 +174,6 @@ class DecisionService:
         if not rows:
             raise unknown_id()
         return rows[0]
-
-    async def _store_batch(self, batch: list[Written]) -> list[bool | Exception]:
-        """Store a batch of distinct ids: one read, one embedding call, one upsert.
-
-        A new record (`replace` false) whose id is stored already is not written: its
-        result is False when the stored one came from identical content, else an
-        InvalidParams on `decision.id`. Every other item is written; result True.
-        """
-        fresh = [w.record.id for w in batch if not w.replace]
-        stored = {row.id: row.metadata for row in await self._store.get(ids=fresh)}
-        results: list[bool | Exception] = []
-        writes: list[Written] = []
-        for item in batch:
-            known = None if item.replace else stored.get(item.record.id)
-            if known is None:
-                writes.append(item)
-                results.append(True)
-            elif known.get(CONTENT_HASH_KEY) == item.record.origin_hash:
-                results.append(False)
-            else:
-                results.append(InvalidParams([FieldError("decision.id", ID_IN_USE)]))
-        log.debug("group commit: %d of %d records to write", len(writes), len(batch))
-        if writes:
-            records = [w.record for w in writes]
-            documents = [w.document or w.record.embedding_text() for w in writes]
-            vectors = await self._run(lambda: self._embedder.embed_documents(documents))
-            await self._run(lambda: self._store.sync.upsert(records, vectors, documents))
-            if self._on_write is not None:
-                await self._on_write(records, vectors, documents)
-        return results
 
     def _new_record(
         self, sent: DecisionInput, record_id: str, agent: str, digest: str

@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from a2a.decisions.paging import IdsOf
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.store import AsyncStore
@@ -18,10 +19,11 @@ from a2a.store import AsyncStore
 class DecisionTable:
     """One entry per row: id, date (UTC epoch seconds, NaN when absent), confidence (NaN
     when absent), outcome and category (None when absent); `mask` marks the rows that pass
-    the filters asked for.
+    the filters asked for. `ids` is the id column, or gives the ids of the rows asked for
+    (see a2a.decisions.paging.page).
     """
 
-    ids: npt.NDArray[np.str_]
+    ids: npt.NDArray[np.str_] | IdsOf
     date_epoch: npt.NDArray[np.float64]
     confidence: npt.NDArray[np.float64]
     outcomes: Sequence[str | None]

@@ -5,22 +5,21 @@ from __future__ import annotations
 import hashlib
 
 from a2a.decisions.cursor import CursorCodec
-from a2a.decisions.indexed import IndexTable, index_writes
+from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
-from a2a.index import SearchIndex
 from a2a.settings import Settings
 from a2a.store import AsyncStore
 
 
 def decision_service(
-    settings: Settings, store: AsyncStore, embedder: Embedder, index: SearchIndex | None = None
+    settings: Settings, store: AsyncStore, embedder: Embedder, index: IndexSource | None = None
 ) -> DecisionService:
     """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
     pool (a Chroma server call is bounded by the client's own timeout).
 
-    With `index` (the service's in-process search index) listDecisions and getCalibration
+    With `index` (the service's search index, a LiveIndex) listDecisions and getCalibration
     read its columns and every write goes into it before the answer; without, they read
     Chroma on each call. Cursors are signed with CSTP_CURSOR_SECRET when set, else with a
     per-process key.

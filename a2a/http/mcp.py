@@ -177,23 +177,24 @@ class McpEndpoint:
         except BodyTimeout:
             await timed_out(settings.body_timeout_seconds)(scope, receive, send)
             return
-        refusal = envelope_error(body, settings.max_json_depth)
+        try:
+            refusal = envelope_error(await state.dispatcher.parse(body))
+        except protocol.ParseError as exc:
+            refusal = protocol.failure(
+                None, protocol.PARSE_ERROR, "Parse error", {"reason": str(exc)}
+            )
         if refusal is not None:
             await JSONResponse(refusal, status_code=400)(scope, receive, send)
             return
         await state.mcp.handle_request(scope, _replay(body, receive), send)
 
 
-def envelope_error(body: bytes, max_depth: int) -> dict[str, Any] | None:
-    """Our error object for a body that is not one valid JSON-RPC message, else None.
+def envelope_error(message: Any) -> dict[str, Any] | None:
+    """Our error object for a parsed body that is not one valid JSON-RPC message, else None.
 
-    -32700 for what is not strict JSON; -32600 for an array (MCP sends one message per
-    POST) or an object that is neither a valid request nor a response.
+    -32600 for an array (MCP sends one message per POST) or an object that is neither a
+    valid request nor a response.
     """
-    try:
-        message = protocol.parse_json(body, max_depth)
-    except protocol.ParseError as exc:
-        return protocol.failure(None, protocol.PARSE_ERROR, "Parse error", {"reason": str(exc)})
     if isinstance(message, dict) and "method" not in message and "id" in message:
         return None  # a response to the server: the SDK's to judge
     if isinstance(message, list):

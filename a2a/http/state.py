@@ -61,8 +61,9 @@ class AppState:
         return bool(self.tokens)
 
     def close(self) -> None:
-        """Stop the worker pool and close the runtime (Chroma client, store lock)."""
+        """Stop the worker pool and parser, close the runtime (Chroma client, store lock)."""
         self.workers.close()
+        self.dispatcher.close()
         self.runtime.close()
 
 

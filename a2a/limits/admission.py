@@ -46,7 +46,7 @@ MAX_PROBE_INTERVAL_SECONDS = 30.0
 class RateLimits:
     """The dispatcher's Admission: per-agent, per-method moving-window limits.
 
-    Keys are `(agent, scope)`: scope `*` for the overall limit, the method name for a
+    Buckets are keyed `(agent, "*")` for the overall limit and `(agent, method)` for a
     method's own, so agents never share a bucket (CONTRACT.md section Rate limiting).
     """
 
@@ -59,7 +59,7 @@ class RateLimits:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._policy = policy
-        self._storage = storage
+        self._shared_storage = storage
         self._shared = MovingWindowRateLimiter(storage)
         self._fallback = MovingWindowRateLimiter(MemoryStorage())
         self._down = False
@@ -82,7 +82,10 @@ class RateLimits:
         """
         policy = LimitPolicy.from_strings(settings.rate_limit_default, settings.rate_limits, served)
         return cls(
-            policy, _storage(settings), fail_closed=settings.rate_limit_fail_closed, clock=clock
+            policy,
+            _open_storage(settings),
+            fail_closed=settings.rate_limit_fail_closed,
+            clock=clock,
         )
 
     @property
@@ -142,7 +145,7 @@ class RateLimits:
         # Set the next probe before awaiting, so concurrent calls do not all probe at once.
         self._probe_interval = min(self._probe_interval * 2, MAX_PROBE_INTERVAL_SECONDS)
         self._probe_at = now + self._probe_interval
-        if await to_thread.run_sync(self._storage.check):
+        if await to_thread.run_sync(self._shared_storage.check):
             self._down = False
             log.warning("rate-limit storage answers again; shared limits restored")
 
@@ -161,7 +164,7 @@ def _hit_all(
     return quotas
 
 
-def _storage(settings: Settings) -> Storage:
+def _open_storage(settings: Settings) -> Storage:
     uri = settings.rate_limit_storage
     # Wrapped, every storage failure is one exception type (limits.errors.StorageError).
     options: dict[str, Any] = {"wrap_exceptions": True}

@@ -48,12 +48,17 @@ class Method:
 
         A params object with more keys than the model has fields is refused before the
         model runs, naming at most MAX_FIELD_ERRORS unknown keys: a 60,000-key object costs
-        a scan to the 50th unknown key, not 60,000 error objects.
+        a scan to the 50th unknown key, not 60,000 error objects. So is one holding more than
+        MAX_PARAMS_VALUES values in all (a 60,000-key `filters`, a 60,000-item list), since
+        the model would build an error for each.
         """
         if isinstance(params, list):
             raise InvalidParams([FieldError("params", "must be an object of named params")])
         if params and len(params) > len(accepted_keys(self.params_model)):
             raise InvalidParams(unknown_key_errors(params, accepted_keys(self.params_model)))
+        if params and count_values(params, MAX_PARAMS_VALUES) > MAX_PARAMS_VALUES:
+            reason = f"more than {MAX_PARAMS_VALUES} values in all; no method takes that many"
+            raise InvalidParams([FieldError("params", reason)])
         try:
             return self.params_model.model_validate(params or {})
         except ValidationError as exc:
@@ -62,6 +67,29 @@ class Method:
 
 #: Most error entries in one -32602 answer; a 1 MiB body must not buy a 30 MB reply.
 MAX_FIELD_ERRORS = 50
+#: Most values (object members and array items, at any depth) in one params object. The
+#: largest real call (cstp.recordDecision: 20 reasons, 64 tags) holds a few hundred.
+MAX_PARAMS_VALUES = 2_000
+
+
+def count_values(value: dict[str, Any] | list[Any], stop_at: int) -> int:
+    """Object members plus array items in `value`, at any depth; the walk ends past `stop_at`.
+
+    Containers are found with `map(type, ...)`, so a container of scalars costs one C pass.
+    """
+    total, level = 0, [value]
+    while level:
+        item = level.pop()
+        total += len(item)
+        if total > stop_at:
+            return total
+        children = item.values() if isinstance(item, dict) else item
+        if not _CONTAINERS.isdisjoint(map(type, children)):
+            level.extend(child for child in children if type(child) in _CONTAINERS)
+    return total
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 @cache
@@ -84,7 +112,8 @@ def unknown_key_errors(params: dict[str, Any], accepted: frozenset[str]) -> list
     errors = [
         FieldError(key[:100], "unknown parameter") for key in islice(unknown, MAX_FIELD_ERRORS)
     ]
-    rest = sum(1 for _ in unknown)
+    # Counted from the few accepted keys, so the scan above is all the work per key.
+    rest = len(params) - sum(1 for key in accepted if key in params) - len(errors)
     if rest:
         errors.append(FieldError("params", f"{rest} more unknown parameters"))
     return errors

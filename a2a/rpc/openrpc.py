@@ -57,6 +57,25 @@ ERRORS: dict[int, tuple[str, dict[str, Any] | None]] = {
             "required": ["retryable"],
         },
     ),
+    protocol.FORBIDDEN: (
+        "Forbidden",
+        {
+            "type": "object",
+            "properties": {"requiredScope": {"type": "string", "enum": ["read", "write"]}},
+            "required": ["requiredScope"],
+        },
+    ),
+    protocol.SATURATED: (
+        "Service saturated",
+        {
+            "type": "object",
+            "properties": {
+                "retryable": {"type": "boolean"},
+                "retryAfter": {"type": "integer", "minimum": 1},
+            },
+            "required": ["retryable", "retryAfter"],
+        },
+    ),
     protocol.INTERNAL_ERROR: ("Internal error", None),
 }
 

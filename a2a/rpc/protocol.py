@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
+
 VERSION: Final = "2.0"
 
 # Standard codes (JSON-RPC 2.0 section 5.1) and CSTP's own (F002 section Errors).
@@ -48,21 +50,46 @@ class InvalidRequest(Exception):
 
 
 def parse_json(body: bytes, max_depth: int) -> Any:
-    """The JSON value in `body` (UTF-8).
+    """The JSON value in `body` (UTF-8, RFC 8259).
 
-    Raises ParseError for invalid UTF-8, invalid JSON (RFC 8259: `NaN`, `Infinity` and
-    `-Infinity` included), or nesting deeper than `max_depth`
-    arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
+    Raises ParseError for invalid UTF-8, invalid JSON (`NaN`, `Infinity`, `-Infinity`, a
+    number too large for a double, a lone surrogate in a string included), or nesting deeper
+    than `max_depth` arrays/objects (a guard against stack exhaustion; CONTRACT.md default 64).
+    orjson reads the body (it is strict and about 3x faster than `json` on a 1 MiB body, which
+    matters on the event loop); `json` reads what orjson refuses, to be the authority on the
+    error, and a body whose `id` orjson made a float beyond 2**63: orjson turns integers
+    beyond 64 bits into floats, and an id must be echoed exactly as sent.
     """
     try:
-        text = body.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        value = _parse_with_json(body)
+    else:
+        if _huge_float_id(value):
+            value = _parse_with_json(body)
+    if nesting_depth(value, max_depth) > max_depth:
+        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _huge_float_id(value: Any) -> bool:
+    for item in value if isinstance(value, list) else (value,):
+        found = item.get("id") if isinstance(item, dict) else None
+        if isinstance(found, float) and abs(found) >= 2.0**63:
+            return True
+    return False
+
+
+def _parse_with_json(body: bytes) -> Any:
+    try:
+        value = json.loads(
+            body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except UnicodeDecodeError:
         raise ParseError("body is not valid UTF-8") from None
     except (ValueError, RecursionError):
         raise ParseError("body is not valid JSON") from None
-    if nesting_depth(value) > max_depth:
-        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    _check_strings(value)
     return value
 
 
@@ -71,26 +98,50 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def nesting_depth(value: Any) -> int:
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} does not fit a double")
+    return number
+
+
+def nesting_depth(value: Any, stop_at: int | None = None) -> int:
     """Levels of arrays/objects in a parsed JSON value (a scalar is 0, `[]` is 1).
 
-    Raises ParseError for a string or key holding a lone surrogate (`"\\ud800"`): it is
-    valid JSON syntax but not Unicode text, and could be neither stored nor echoed.
+    Only containers are walked; with `stop_at`, the walk ends as soon as the depth is past it.
     """
+    if type(value) not in _CONTAINERS:
+        return 0
     depth, level = 0, [(value, 1)]
     while level:
         item, d = level.pop()
+        depth = max(depth, d)
+        if stop_at is not None and depth > stop_at:
+            return depth
+        children = item.values() if isinstance(item, dict) else item
+        # The types first, at C speed: a 60,000-key object of scalars is one pass of map().
+        if not _CONTAINERS.isdisjoint(map(type, children)):
+            level.extend((child, d + 1) for child in children if type(child) in _CONTAINERS)
+    return depth
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def _check_strings(value: Any) -> None:
+    """Raises ParseError for a string or key holding a lone surrogate (`"\\ud800"`): valid
+    JSON syntax to `json`, but not Unicode text, and could be neither stored nor echoed."""
+    level = [value]
+    while level:
+        item = level.pop()
         if isinstance(item, dict):
-            depth = max(depth, d)
             for key, child in item.items():
                 _check_text(key)
-                level.append((child, d + 1))
+                level.append(child)
         elif isinstance(item, list):
-            depth = max(depth, d)
-            level.extend((child, d + 1) for child in item)
+            level.extend(item)
         elif isinstance(item, str):
             _check_text(item)
-    return depth
 
 
 def _check_text(text: str) -> None:

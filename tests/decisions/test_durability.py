@@ -19,7 +19,7 @@ from tests.decisions.wire import (
     result,
     served,
 )
-from tests.servers import free_port, start_chroma, start_cstp, stop
+from tests.servers import cstp, free_port, start_chroma, start_cstp, stop
 
 pytestmark = pytest.mark.slow
 
@@ -159,3 +159,37 @@ def test_kill_9_between_acknowledged_writes_loses_none_of_them(tmp_path: Path, s
         stop(server)
         if chroma is not None:
             stop(chroma)
+
+
+def test_a_review_over_http_survives_cstp_index_of_the_unchanged_files(tmp_path: Path) -> None:
+    chroma_port = free_port()
+    chroma = start_chroma(tmp_path / "chroma", chroma_port)
+    env = {
+        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
+        "CSTP_AUTH_TOKENS": TOKENS,
+        "CSTP_DATA_DIR": str(tmp_path / "data"),
+        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
+    }
+    folder = tmp_path / "decisions"
+    folder.mkdir()
+    (folder / "a.yaml").write_text("id: file-1\ntitle: Indexed from a file\n", encoding="utf-8")
+    port = free_port()
+    server = None
+    try:
+        assert cstp("index", str(folder), env=env).returncode == 0
+        server = start_cstp(port, env)
+        url = f"http://127.0.0.1:{port}"
+        review = {"id": "file-1", "outcome": "abandoned", "lessons": "Never started."}
+        assert result(url, "cstp.reviewDecision", review)["status"] == "reviewed"
+        again = cstp("index", str(folder), env=env)
+        assert again.returncode == 0, again.stderr
+        record = result(url, "cstp.getDecision", {"id": "file-1"})
+        assert (record["outcome"], record["lessons"], record["source"]) == (
+            "abandoned",
+            "Never started.",
+            "a.yaml",
+        )
+    finally:
+        if server is not None:
+            stop(server)
+        stop(chroma)

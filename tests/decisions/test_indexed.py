@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from a2a.decisions.indexed import IndexTable, index_writes
+from a2a.decisions.indexed import FixedIndex, IndexTable, index_writes
 from a2a.decisions.params import (
     GetCalibrationParams,
     ListDecisionsParams,
@@ -35,8 +35,9 @@ def services(
 ) -> tuple[DecisionService, DecisionService]:
     async_store = AsyncStore(store, timeout_seconds=30)
     run = async_store.workers.run
+    source = FixedIndex(index)
     on_index = DecisionService(
-        async_store, embedder, IndexTable(index, run), run=run, on_write=index_writes(index, run)
+        async_store, embedder, IndexTable(source, run), run=run, on_write=index_writes(source, run)
     )
     on_chroma = DecisionService(async_store, embedder, StoreTable(async_store), run=run)
     return on_index, on_chroma

@@ -264,7 +264,7 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
         "retrievalMode": False,
         "explain": False,
     }
-    assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003}
+    assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32005}
 
 
 async def test_query_result_has_contract_shape_on_empty_store(

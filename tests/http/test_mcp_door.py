@@ -1,0 +1,76 @@
+"""/mcp as a thin door onto the pipeline: our error objects, scopes, metrics and the log."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from a2a.embeddings import Embedder
+from a2a.settings import load_settings
+from tests.http.live import live_server
+from tests.rpc.test_pipeline import WRITE
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+TOKENS = "reader:reader-token-1,writer:writer-token-2:read+write"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("[]", -32600),
+        ('[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]', -32600),
+        ('{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}', -32600),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": NaN}', -32700),
+        ("{", -32700),
+    ],
+    ids=["empty-batch", "batch", "wrong-version", "nan", "truncated"],
+)
+def test_malformed_mcp_messages_get_our_error_objects(
+    tmp_path: Path, embedder: Embedder, body: str, code: int
+) -> None:
+    settings = load_settings(data_dir=tmp_path / "data")
+    with live_server(settings, embedder) as url:
+        response = httpx.post(f"{url}/mcp", content=body, headers=MCP_HEADERS)
+    assert response.status_code == 400
+    reply = response.json()
+    assert reply["jsonrpc"] == "2.0" and reply["error"]["code"] == code
+    assert "pydantic" not in response.text and "http" not in response.text
+
+
+async def _tool(url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers) as client,
+        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await session.call_tool(name, arguments)
+
+
+async def test_mcp_tool_calls_enforce_scopes_and_reach_metrics_and_the_access_log(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = load_settings(data_dir=tmp_path / "data", auth_tokens=TOKENS)
+    with (
+        caplog.at_level(logging.INFO, "a2a.access"),
+        live_server(settings, embedder, [WRITE]) as url,
+    ):
+        refused = await _tool(url, "reader-token-1", "test.recordNote", {"text": "x"})
+        written = await _tool(url, "writer-token-2", "test.recordNote", {"text": "x"})
+        metrics = httpx.get(f"{url}/metrics", headers={"Authorization": "Bearer writer-token-2"})
+    assert refused.is_error and refused.structured_content["code"] == -32004
+    assert refused.structured_content["data"] == {"requiredScope": "write"}
+    assert not written.is_error and written.structured_content["by"] == "writer"
+    assert 'cstp_rpc_calls_total{code="-32004",method="test.recordNote"} 1.0' in metrics.text
+    assert 'cstp_rpc_calls_total{code="ok",method="test.recordNote"} 1.0' in metrics.text
+    lines = [r.__dict__ for r in caplog.records if r.name == "a2a.access"]
+    mcp = [(line["agent"], line["code"]) for line in lines if line["door"] == "mcp"]
+    assert mcp == [("reader", "-32004"), ("writer", "ok")]

@@ -1,0 +1,106 @@
+"""The bounded worker pool: honest overload (-32005) and deadlines that start with the work."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from a2a.embeddings import Embedder
+from a2a.settings import load_settings
+from a2a.workers import Saturated, WorkerPool
+from tests.conftest import rpc_call
+from tests.http.live import live_server
+
+
+def _blocked(release: threading.Event) -> str:
+    release.wait(10)
+    return "done"
+
+
+async def test_a_full_queue_is_saturated_at_once() -> None:
+    pool, release = WorkerPool(threads=1, queue=1, max_wait_seconds=10), threading.Event()
+    running = asyncio.create_task(pool.run(lambda: _blocked(release)))
+    await asyncio.sleep(0.05)
+    waiting = asyncio.create_task(pool.run(lambda: "queued"))
+    await asyncio.sleep(0.05)
+    with pytest.raises(Saturated) as raised:
+        await pool.run(lambda: "refused")
+    assert raised.value.retry_after == 10
+    release.set()
+    assert (await running, await waiting) == ("done", "queued")
+    pool.close()
+
+
+async def test_waiting_longer_than_the_bound_is_saturated() -> None:
+    pool, release = WorkerPool(threads=1, queue=5, max_wait_seconds=0.1), threading.Event()
+    running = asyncio.create_task(pool.run(lambda: _blocked(release)))
+    await asyncio.sleep(0.05)
+    with pytest.raises(Saturated):
+        await pool.run(lambda: "late")
+    release.set()
+    await running
+    pool.close()
+
+
+async def test_the_deadline_starts_when_a_thread_starts_the_work() -> None:
+    pool, release = WorkerPool(threads=1, queue=5, max_wait_seconds=10), threading.Event()
+    running = asyncio.create_task(pool.run(lambda: _blocked(release)))
+    await asyncio.sleep(0.05)
+    queued = asyncio.create_task(pool.run(lambda: "quick", deadline_seconds=0.2))
+    await asyncio.sleep(0.5)  # waits far longer than its deadline for the thread
+    release.set()
+    assert await queued == "quick"
+    await running
+    pool.close()
+
+
+async def test_work_past_its_deadline_keeps_its_thread_until_it_returns() -> None:
+    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=1), threading.Event()
+    with pytest.raises(TimeoutError):
+        await pool.run(lambda: _blocked(release), deadline_seconds=0.05)
+    with pytest.raises(Saturated):  # the abandoned call still holds the only thread
+        await pool.run(lambda: "next")
+    release.set()
+    await asyncio.sleep(0.05)
+    assert await pool.run(lambda: "next") == "next"
+    pool.close()
+
+
+def test_batches_beyond_the_pool_get_32005_never_32003_and_health_answers(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Edge 1, bounded: 4 clients x a batch of 50 queries against 1 thread and a queue of 4."""
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        worker_threads=1,
+        worker_queue=4,
+        worker_queue_timeout_seconds=0.5,
+        chroma_timeout_seconds=2,
+    )
+    batch = [rpc_call("cstp.queryDecisions", {"query": f"q {n}"}, n) for n in range(50)]
+    codes: list[int | None] = []
+    health: list[int] = []
+
+    def client(url: str) -> None:
+        replies = httpx.post(f"{url}/cstp", json=batch, timeout=60).json()
+        codes.extend(reply.get("error", {}).get("code") for reply in replies)
+
+    with live_server(settings, embedder) as url:
+        threads = [threading.Thread(target=client, args=(url,)) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        while any(thread.is_alive() for thread in threads):
+            health.append(httpx.get(f"{url}/health", timeout=10).status_code)
+            time.sleep(0.01)
+        for thread in threads:
+            thread.join()
+    assert len(codes) == 200
+    assert codes.count(-32003) == 0
+    assert codes.count(-32005) > 0
+    assert set(codes) <= {None, -32005}
+    assert health and set(health) == {200}
