@@ -58,6 +58,9 @@ def create_app(
     open_paths = open_paths | frozenset(console)
 
     def refused(scope: Scope) -> None:
+        # A 401 on a JSON-RPC door is a call refused (-32001); on /metrics it is not a call.
+        if scope["path"] not in ("/cstp", "/mcp"):
+            return
         error = ErrorObject(protocol.UNAUTHORIZED, "Unauthorized")
         calls.record(
             [Outcome(None, error=error)],

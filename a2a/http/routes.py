@@ -86,17 +86,21 @@ async def health(request: Request) -> Response:
 async def ready(request: Request) -> Response:
     """Readiness: 200 when Chroma answers with the right embedding model, else 503.
 
-    The 503 says why in a short word (`chroma unreachable`, `model mismatch`); the Chroma
-    URL, data path and exception text go to the log only (CONTRACT.md section Transport).
+    The 503 says why in a short word (`chroma unreachable`, `model mismatch`, `warming`);
+    the Chroma URL, data path and exception text go to the log only (CONTRACT.md section
+    Transport).
     """
+    state = state_of(request)
     try:
-        await state_of(request).store.check()
+        await state.store.check()
     except StoreUnavailable as exc:
         log.warning("not ready: %s", exc)
         return _not_ready("chroma unreachable")
     except EmbeddingModelMismatch as exc:
         log.error("not ready: %s", exc)
         return _not_ready("model mismatch")
+    if state.warming():
+        return _not_ready("warming")
     return JSONResponse({"status": "ready"})
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,9 @@ class AppState:
     mcp: StreamableHTTPSessionManager
     #: Agent cards already served, by (base URL, shape).
     cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    #: True while a search index the methods need is still loading: /ready is 503
+    #: `"warming"` (CONTRACT.md section Transport). Wire the index's own flag here.
+    warming: Callable[[], bool] = lambda: False
 
     @property
     def auth_on(self) -> bool:

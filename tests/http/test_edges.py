@@ -14,7 +14,7 @@ import pytest
 
 from a2a.embeddings import Embedder
 from a2a.settings import Settings, load_settings
-from tests.conftest import rpc_call
+from tests.conftest import app_client, rpc_call
 from tests.http.live import live_server
 from tests.servers import free_port
 
@@ -193,3 +193,16 @@ def test_after_413_the_connection_is_closed_and_the_body_never_read(
     body = json.loads(data.partition(b"\r\n\r\n")[2])
     assert body["error"]["code"] == -32600 and body["error"]["data"] == {"maxBytes": 1024}
     assert refused, f"server kept reading for {time.monotonic() - started:.1f} s"
+
+
+async def test_ready_says_warming_while_the_search_index_loads(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    async with app_client(edge_settings(tmp_path), embedder) as client:
+        state = client._transport.app.state.cstp  # type: ignore[attr-defined]
+        state.warming = lambda: True
+        warming = await client.get("/ready")
+        state.warming = lambda: False
+        ready = await client.get("/ready")
+    assert (warming.status_code, warming.json()["reason"]) == (503, "warming")
+    assert ready.status_code == 200
