@@ -17,6 +17,7 @@ from a2a.docs.service import docs_service
 from a2a.embeddings import Embedder
 from a2a.http import routes
 from a2a.http.mcp import McpEndpoint, mcp_server, running, session_manager
+from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
 from a2a.methods import build_methods
 from a2a.observability.logs import configure_logging
@@ -28,9 +29,13 @@ from a2a.rpc.methods import Method
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore
+from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.workers import WorkerPool
 
 log = logging.getLogger(__name__)
+
+#: How long start-up waits for the search index before serving while it warms.
+LOAD_WAIT_SECONDS = 2.0
 
 
 def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
@@ -61,7 +66,13 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
             store = AsyncStore(
                 active.store, settings.chroma_timeout_seconds, on_error=metrics.store_failed
             )
-            methods = service_methods(settings, store, active.embedder)
+            # The search index answers every query; it loads in the background while
+            # /ready says "warming" (queries wait for it).
+            index = live_index(settings, active.store)
+            index.start()
+            await index.settle(LOAD_WAIT_SECONDS)
+            app.state.index = index
+            methods = service_methods(settings, store, active.embedder, index=index)
             app.state.settings = settings
             app.state.store = store
             app.state.metrics = metrics
@@ -82,6 +93,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
             async with running(app.state.mcp):
                 yield
         finally:
+            if hasattr(app.state, "index"):
+                await app.state.index.stop()
             active.close()
 
     return Starlette(
@@ -99,13 +112,31 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> Starlette:
     )
 
 
-def service_methods(settings: Settings, store: AsyncStore, embedder: Embedder) -> dict[str, Method]:
+def service_methods(
+    settings: Settings,
+    store: AsyncStore,
+    embedder: Embedder,
+    index: LiveIndex | None = None,
+    workers: WorkerPool | None = None,
+) -> dict[str, Method]:
     """The method table of a service on `store`: query, similarity, docs, rpc.discover.
 
+    Both services answer from `index` (one LiveIndex of `store`, made here when not given).
     Raises CatalogError for a malformed CSTP_DOCS_CATALOG.
     """
-    service = QueryService(store, embedder, settings.agent_id, hybrid=hybrid_config(settings))
-    similar = SimilarityService(store, settings.similarity_weights, settings.agent_id)
+    index = index or live_index(settings, store.sync)
+    workers = workers or WorkerPool()
+    service = QueryService(
+        store,
+        embedder,
+        settings.agent_id,
+        hybrid=hybrid_config(settings),
+        index=index,
+        workers=workers,
+    )
+    similar = SimilarityService(
+        store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
+    )
     return build_methods(service, similar, docs=docs_service(settings.docs_catalog))
 
 
@@ -117,6 +148,16 @@ def _log_access_mode(token_count: int, agents: list[str]) -> None:
             "AUTH IS OFF: no tokens in CSTP_AUTH_TOKENS or CSTP_AUTH_TOKENS_FILE; anyone who can"
             " reach this port may call /cstp, and each client address is its own agent"
         )
+
+
+def live_index(settings: Settings, store: ChromaDecisionStore) -> LiveIndex:
+    """The search index of `store` as the settings configure it (not yet loading)."""
+    return LiveIndex(
+        store,
+        timeout_seconds=settings.chroma_timeout_seconds,
+        margin_ms=round(settings.index_freshness_margin_seconds * 1000),
+        vector_dtype=settings.index_vector_dtype,
+    )
 
 
 def hybrid_config(settings: Settings) -> HybridConfig:

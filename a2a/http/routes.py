@@ -58,12 +58,16 @@ async def health(request: Request) -> Response:
 
 
 async def ready(request: Request) -> Response:
-    """Readiness: 200 when Chroma answers with the right embedding model, else 503 and why."""
+    """Readiness: 200 when Chroma answers with the right embedding model and the search
+    index is loaded; else 503 and why (`"warming"` while the index loads)."""
     store = request.app.state.store
     try:
         await store.check()
     except (StoreUnavailable, EmbeddingModelMismatch) as exc:
         return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
+    index = getattr(request.app.state, "index", None)
+    if index is not None and index.status != "ready":
+        return JSONResponse({"status": "unavailable", "reason": index.status}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 

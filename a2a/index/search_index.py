@@ -66,7 +66,8 @@ class SearchIndex:
     Public API (used by the query, similarity, list and calibration services):
     - `upsert(records)`, `remove(ids)`, `clear()`: writes.
     - `mask(filters) -> bool[len]`: rows passing QueryFilters (a2a.query.filters semantics).
-    - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`.
+    - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
+      `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
     - `row_of(id)`, `id_of(row)`, `ids`, `metadata(row)`, `content_hash(id)`,
       `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
@@ -291,6 +292,22 @@ class SearchIndex:
         query = np.asarray(vector, dtype=np.float32)
         dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
         return [round(min(max(1.0 - float(d), 0.0), 2.0), 6) for d in dots]
+
+    def within(
+        self,
+        vector: Sequence[float] | npt.NDArray[np.floating],
+        mask: BoolArray,
+        max_distance: float,
+    ) -> BoolArray:
+        """`mask` narrowed to rows whose cosine distance to `vector` (rounded to 6 places,
+        as shown) is at most `max_distance`: maxDistance for keyword and hybrid modes."""
+        rows, dots = self._vectors.scores(np.asarray(vector, dtype=np.float32), mask)
+        if self._vectors.dtype != np.float32 and len(rows):
+            dots = self._vectors.vectors(rows) @ np.asarray(vector, dtype=np.float32)
+        distances = np.round(np.clip(1.0 - dots.astype(np.float64), 0.0, 2.0), 6)
+        narrowed = np.zeros(len(mask), dtype=bool)
+        narrowed[rows[distances <= max_distance]] = True
+        return narrowed
 
     def similar(
         self,
