@@ -12,6 +12,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from a2a.index.search_index import IndexedRecord, SearchIndex
 from a2a.index.vectors import VectorDtype
@@ -76,8 +77,14 @@ class LiveIndex:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start loading in the background (idempotent); call from the event loop."""
+        """Start loading in the background (idempotent); call from the event loop.
+
+        Also limits BLAS to one thread in this process: a matrix-vector product over
+        100k rows is faster single-threaded on a loaded machine (bench/scale_bench.py),
+        and concurrent queries then use one core each instead of fighting for all.
+        """
         if self._loader is None:
+            threadpool_limits(limits=1, user_api="blas")
             self._changed = asyncio.Event()
             self._retry_now = asyncio.Event()
             self._loader = asyncio.get_running_loop().create_task(self._load_until_done())

@@ -13,7 +13,7 @@ VectorDtype = Literal["float32", "float16"]
 #: Below this fraction of rows passing the mask, only those rows are gathered and scored;
 #: above it one matmul scores every row and the mask is applied after. Measured with
 #: bench/scale_bench.py --planner (100k x 256 float32 on the 2-core CI machine).
-GATHER_BELOW = 0.25
+GATHER_BELOW = 0.15
 #: Rows scored per block when the stored dtype must be widened to float32 first (numpy has
 #: no float16 BLAS), so the widened copy stays small.
 BLOCK_ROWS = 16384
