@@ -36,15 +36,15 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from query_bench import generate_queries, generate_records, percentile  # noqa: E402
+from query_bench import generate_queries, generate_records, percentile
 
-from a2a.embeddings import Embedder, load_embedder  # noqa: E402
-from a2a.index.sync import LiveIndex  # noqa: E402
-from a2a.index.vectors import VectorMatrix  # noqa: E402
-from a2a.indexer import Indexer, IndexSummary  # noqa: E402
-from a2a.query.params import QueryDecisionsParams, QueryFilters  # noqa: E402
-from a2a.query.service import QueryService  # noqa: E402
-from a2a.store import AsyncStore, ChromaDecisionStore  # noqa: E402
+from a2a.embeddings import Embedder, load_embedder
+from a2a.index.sync import LiveIndex
+from a2a.index.vectors import VectorMatrix
+from a2a.indexer import Indexer, IndexSummary
+from a2a.query.params import QueryDecisionsParams, QueryFilters
+from a2a.query.service import QueryService
+from a2a.store import AsyncStore, ChromaDecisionStore
 
 FAST = "wordllama-l2-supercat-256"
 FILTERS: dict[str, dict[str, Any] | None] = {
@@ -130,10 +130,8 @@ def write_store(folder: Path, size: int, embedder: Embedder, synthetic: bool) ->
 def exact_top(vectors: np.ndarray, query: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
     """Floor: rows of the k best inner products under `mask` (numpy, gather or full scan)."""
     rows = np.flatnonzero(mask)
-    if len(rows) < 0.25 * len(mask):
-        scores = vectors[rows] @ query
-    else:
-        scores = (vectors @ query)[rows]
+    few = len(rows) < 0.15 * len(mask)
+    scores = vectors[rows] @ query if few else (vectors @ query)[rows]
     if len(rows) > k:
         best = np.argpartition(-scores, k - 1)[:k]
         return rows[best]
@@ -159,7 +157,6 @@ async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str
     store = ChromaDecisionStore(data_dir=folder, collection="bench", embedding_model=embedder.name)
     before = rss_mib()
     live = LiveIndex(store)
-    load_ms, _ = timed(lambda: None)
     started = time.perf_counter()
     await live.current()
     load_s = time.perf_counter() - started
@@ -204,7 +201,7 @@ async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str
                 result = await service.query_decisions(params)
                 service_ms.append((time.perf_counter() - started) * 1000)
 
-                def floor() -> Any:
+                def floor(text: str = text, mask: np.ndarray = mask, mode: str = mode) -> Any:
                     q = np.asarray(embedder.embed_query(text), dtype=np.float32)
                     top = None
                     if mode != "keyword":
@@ -213,7 +210,7 @@ async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str
                         keyword_floor(floor_bm25, stemmer, text, mask)
                     return q, top
 
-                ms, (q, top) = timed(floor)
+                ms, (q, _) = timed(floor)
                 floor_ms.append(ms)
                 if mode == "semantic":
                     exact = np.flatnonzero(mask)
@@ -247,8 +244,9 @@ def planner() -> None:
     print(f"{'pass':>6} | {'gather ms':>9} | {'scan ms':>8}")
     for fraction in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
         mask = rng.random(n) < fraction
-        gather = min(timed(lambda: matrix.matrix[np.flatnonzero(mask)] @ q)[0] for _ in range(20))
-        scan = min(timed(lambda: (matrix.matrix @ q)[np.flatnonzero(mask)])[0] for _ in range(20))
+        rows = np.flatnonzero(mask)
+        gather = min(timed(lambda r=rows: matrix.matrix[r] @ q)[0] for _ in range(20))
+        scan = min(timed(lambda r=rows: (matrix.matrix @ q)[r])[0] for _ in range(20))
         print(f"{fraction:>6.0%} | {gather:>9.2f} | {scan:>8.2f}")
 
 

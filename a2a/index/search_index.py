@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +74,17 @@ class SearchIndex:
       getCalibration), `alive_count`, `len()`.
     """
 
-    def __init__(self, vector_dtype: VectorDtype = "float32") -> None:
+    def __init__(
+        self,
+        vector_dtype: VectorDtype = "float32",
+        exact_vectors: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+    ) -> None:
+        """`vector_dtype` float16 halves the vectors' memory; its candidates are then
+        re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
+        e.g. read from Chroma), or, without it, with the widened float16 vectors."""
         self.lock = ReadWriteLock()
         self._vector_dtype: VectorDtype = vector_dtype
+        self._exact_vectors = exact_vectors
         self._reset()
 
     def _reset(self) -> None:
@@ -99,6 +107,11 @@ class SearchIndex:
     def __len__(self) -> int:
         """Rows, tombstones included (the length of every mask)."""
         return len(self._ids)
+
+    @property
+    def dimension(self) -> int | None:
+        """Vector dimension, None before the first record."""
+        return self._vectors.dim
 
     @property
     def alive_count(self) -> int:
@@ -270,8 +283,11 @@ class SearchIndex:
             kth = np.partition(dots, len(dots) - k)[len(dots) - k]
             keep = dots >= kth - 4e-3
             rows = rows[keep]
-        exact = self._vectors.vectors(rows) @ query
-        return rows, exact
+        if self._exact_vectors is not None:
+            vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
+        else:
+            vectors = self._vectors.vectors(rows)
+        return rows, np.asarray(vectors @ query, dtype=np.float32)
 
     def keyword(self, query: str, mask: BoolArray, k: int) -> list[Match]:
         """The `k` rows passing `mask` with the highest BM25 score for `query` (> 0).
@@ -290,7 +306,10 @@ class SearchIndex:
         if not rows:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
+        if self._exact_vectors is not None and self._vectors.dtype != np.float32:
+            dots = self._exact_vectors([self._ids[r] for r in rows]) @ query
+        else:
+            dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
         return [round(min(max(1.0 - float(d), 0.0), 2.0), 6) for d in dots]
 
     def within(

@@ -51,8 +51,9 @@ class LiveIndex:
         vector_dtype: VectorDtype = "float32",
         clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
-        self.index = SearchIndex(vector_dtype)
         self._store = store
+        exact = self._exact_vectors if vector_dtype != "float32" else None
+        self.index = SearchIndex(vector_dtype, exact_vectors=exact)
         self._timeout = timeout_seconds
         self._margin_ms = margin_ms
         self._clock_ms = clock_ms
@@ -141,6 +142,16 @@ class LiveIndex:
     def forget(self, ids: Sequence[str]) -> None:
         """Drop records this process has just deleted from Chroma."""
         self.index.remove(ids)
+
+    def _exact_vectors(self, ids: list[str]) -> npt.NDArray[np.float32]:
+        """The float32 embeddings Chroma stores for `ids`, in that order (compact vectors'
+        exact re-scoring). Raises StoreUnavailable when Chroma cannot be read."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        for page in self._store.pages(ids=ids, metadata=False, embeddings=True):
+            assert page.embeddings is not None
+            found.update(zip(page.ids, page.embeddings, strict=True))
+        dim = self.index.dimension or 0
+        return np.asarray([found.get(i, np.zeros(dim, np.float32)) for i in ids], np.float32)
 
     # -- loading ---------------------------------------------------------------------------
 

@@ -177,3 +177,17 @@ def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
     for thread in readers:
         thread.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("which", range(4), ids=["all", "half", "narrow", "tiny"])
+def test_float16_vectors_rescored_exactly_give_the_float32_answer(which: int) -> None:
+    records = _synthetic(3000)
+    exact = {r.id: np.asarray(r.embedding, dtype=np.float32) for r in records}
+    compact = SearchIndex("float16", exact_vectors=lambda ids: np.asarray([exact[i] for i in ids]))
+    full = SearchIndex()
+    compact.upsert(records)
+    full.upsert(records)
+    query = unit_vectors(1, 16, seed=5)[0]
+    with compact.reading(), full.reading():
+        mask = _masks(len(full))[which] & full.mask(None)
+        assert compact.semantic(query, mask, 10) == full.semantic(query, mask, 10)
