@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import anyio
@@ -188,7 +189,7 @@ class LiveIndex:
         start_ms = self._clock_ms()
         revision = self._store.revision()
         self.index.clear()
-        for page in self._store.pages(documents=True, embeddings=True):
+        for page in _prefetched(self._store.pages(documents=True, embeddings=True)):
             self.index.upsert(_records(page))
         self._revision, self._watermark_ms = revision, start_ms - self._margin_ms
         log.info(
@@ -258,6 +259,15 @@ class LiveIndex:
         missing = sorted(stored - indexed)
         for page in self._store.pages(ids=missing, documents=True, embeddings=True):
             self.index.upsert(_records(page))
+
+
+def _prefetched(pages: Iterator[StoredPage]) -> Iterator[StoredPage]:
+    """`pages`, the next one read from Chroma in a thread while the caller indexes this one."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-load") as reader:
+        pending = reader.submit(next, pages, None)
+        while (page := pending.result()) is not None:
+            pending = reader.submit(next, pages, None)
+            yield page
 
 
 def _records(page: StoredPage) -> list[IndexedRecord]:
