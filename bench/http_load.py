@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,14 @@ async def drive(url: str, clients: int, seconds: float, body: Any | None) -> dic
     }
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 def embedder_ceiling(seconds: float, threads: int) -> float:
     """Queries/s the embedding model alone sustains with `threads` threads."""
     embedder = load_embedder(FAST)
@@ -100,8 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
     args = parser.parse_args()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    port = args.port or free_port()
     print(f"query embedder alone: {embedder_ceiling(5, os.cpu_count() or 1):,.0f} queries/s")
     with tempfile.TemporaryDirectory() as data:
         (Path(data) / "chroma").symlink_to(args.store.resolve())
@@ -114,12 +126,14 @@ def main() -> None:
         }
         cstp = Path(sys.executable).parent / "cstp"
         server = subprocess.Popen(
-            [str(cstp), "serve", "--host", "127.0.0.1", "--port", str(args.port)], env=env
+            [str(cstp), "serve", "--host", "127.0.0.1", "--port", str(port)], env=env
         )
-        base = f"http://127.0.0.1:{args.port}"
+        base = f"http://127.0.0.1:{port}"
         try:
             started = time.perf_counter()
             while True:
+                if server.poll() is not None:  # never measure a server that is not ours
+                    raise SystemExit(f"cstp serve exited with {server.returncode}")
                 try:
                     if httpx.get(f"{base}/ready", timeout=5).status_code == 200:
                         break
