@@ -88,6 +88,8 @@ class SearchIndex:
         self._reset()
 
     def _reset(self) -> None:
+        # Changes on every write, so caches of derived statistics know they are stale.
+        self._generation = getattr(self, "_generation", 0) + 1
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self.columns = FilterColumns()
@@ -183,6 +185,7 @@ class SearchIndex:
         terms = [analyze(record.document) for record in batch]
         vectors = np.asarray([np.asarray(r.embedding, dtype=np.float32) for r in batch])
         with self.lock.writing():
+            self._generation += 1
             self._kill([self._row[i] for i in latest if i in self._row])
             first = self.columns.append([record.metadata for record in batch])
             rows = np.arange(first, first + len(batch), dtype=np.int64)
@@ -198,6 +201,7 @@ class SearchIndex:
     def remove(self, ids: Sequence[str]) -> int:
         """Drop `ids` from the index (unknown ids are ignored); returns how many were indexed."""
         with self.lock.writing():
+            self._generation += 1
             rows = [self._row[i] for i in set(ids) if i in self._row]
             self._kill(rows)
             self._maybe_compact()
@@ -295,7 +299,8 @@ class SearchIndex:
         Ordered by score (rounded to 6 places) descending, then id. `distance` is NaN:
         callers fill it with `distances`. [] when the query has no terms.
         """
-        rows, scores = self._bm25.scores(analyze(query), mask, self.columns.alive)
+        alive = self.columns.alive
+        rows, scores = self._bm25.scores(analyze(query), mask, alive, self._generation)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
 
