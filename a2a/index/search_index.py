@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +101,7 @@ class SearchIndex:
         self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
         self._updated_at: list[int | None] = []
 
-    def reading(self) -> Any:
+    def reading(self) -> AbstractContextManager[None]:
         """Context manager holding the read lock (reentrant use is not supported)."""
         return self.lock.reading()
 
@@ -250,7 +251,7 @@ class SearchIndex:
         for key in _LIST_KEYS:
             self._lists[key] = [self._lists[key][r] for r in kept]
         self._updated_at = [self._updated_at[r] for r in kept]
-        self._tags = self._tags.take(keep, [_tag_set_of(self._lists["tags"][r]) for r in fresh])
+        self._tags = TagIndex.of(_tag_set_of(self._lists["tags"][r]) for r in fresh.tolist())
 
     # -- reads (call under `reading()`, or let each method take the lock) --------------------
 
