@@ -64,6 +64,7 @@ class LiveIndex:
         self._attempts = 0
         self._retry_now: asyncio.Event | None = None
         self._failure: StoreUnavailable | None = None
+        self._fault: BaseException | None = None
         self._loader: asyncio.Task[None] | None = None
         self._changed: asyncio.Event | None = None
         self._check: asyncio.Task[None] | None = None
@@ -116,6 +117,7 @@ class LiveIndex:
         """
         self.start()
         assert self._changed is not None and self._retry_now is not None
+        self._raise_fault()
         if not self._loaded and self._failure is not None:
             # Chroma was down at the last attempt: try again now rather than after the
             # backoff, and answer from that attempt (Chroma may be back).
@@ -130,8 +132,15 @@ class LiveIndex:
         while not self._loaded:
             self._changed.clear()
             await self._changed.wait()
+            self._raise_fault()
+            if not self._loaded and self._failure is not None:
+                raise self._failure
         await self._fresh()
         return self.index
+
+    def _raise_fault(self) -> None:
+        if self._fault is not None:
+            raise RuntimeError("the search index could not be loaded") from self._fault
 
     def apply(self, records: Sequence[IndexedRecord]) -> None:
         """Index records this process has just written to Chroma (after it acknowledged).
@@ -170,9 +179,10 @@ class LiveIndex:
                 self._retry_now.clear()
                 delay = min(delay * 2, BACKOFF_MAX)
                 continue
-            except Exception as exc:  # a bug: queries must fail loudly, not wait forever
+            except Exception as exc:  # our bug: queries fail loudly (-32603), never wait forever
                 log.exception("search index load failed")
-                self._signal(StoreUnavailable(f"search index load failed: {exc!r}"))
+                self._fault = exc
+                self._signal(None)
                 raise
             self._loaded = True
             self._signal(None)
@@ -207,7 +217,10 @@ class LiveIndex:
             if check is not None and not check.done():
                 if self._check_started >= arrived:
                     return await self._wait(check)
-                await asyncio.wait([check])  # started before we came: wait, then our own
+                # It started before we came: wait for it (within the deadline), then our own.
+                await asyncio.wait([check], timeout=self._timeout)
+                if not check.done():
+                    raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")
                 continue
             self._check_started = time.monotonic()
             self._check = asyncio.get_running_loop().create_task(

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
-from a2a.store.chroma import MODEL_KEY, REVISION_KEY
+from a2a.store import ChromaDecisionStore, StoreUnavailable
+from a2a.store.chroma import MODEL_KEY, REVISION_KEY, StoredPage
 from a2a.store.metadata import to_metadata
 from tests.conftest import SAMPLE
 from tests.index.helpers import unit_vectors, write
@@ -61,4 +63,24 @@ async def test_same_process_writes_are_searchable_before_any_freshness_check(
     live.apply([IndexedRecord("w1", metadata, unit_vectors(1, 8)[0], record.embedding_text())])
     assert "w1" in _ids(live.index)
     assert _ids(await live.current()) == {"d01", "d02", "w1"}
+    store.close()
+
+
+class BrokenStore(ChromaDecisionStore):
+    """A real store whose whole-store read hits a bug of ours (not Chroma failing)."""
+
+    def pages(self, **kwargs: object) -> Iterator[StoredPage]:
+        raise TypeError("a bug in our own code")
+
+
+async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
+    tmp_path: Path,
+) -> None:
+    store = BrokenStore(data_dir=tmp_path, collection="bug", embedding_model="t")
+    write(store, SAMPLE[:1])
+    live = LiveIndex(store)
+    with pytest.raises(RuntimeError) as caught:
+        await live.current()
+    assert isinstance(caught.value.__cause__, TypeError)
+    assert not isinstance(caught.value, StoreUnavailable)
     store.close()
