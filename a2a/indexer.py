@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,10 @@ from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore
 
-#: Records embedded and written per store call.
-BATCH_SIZE = 32
+#: Records embedded and written per batch (capped by Chroma's max batch size). Large
+#: batches amortise Chroma's per-call cost (bench/scale_bench.py measures it); SIGTERM is
+#: honoured between batches, so a batch is never cut in half.
+BATCH_SIZE = 512
 
 
 @dataclass
@@ -88,28 +91,52 @@ class Indexer:
     ) -> None:
         """Embed and upsert new and changed records in batches; `progress(n)` after each.
 
-        `stop()` is asked before each batch: when true, the run ends there with
-        `summary.interrupted` set, so a batch is either written whole or not started.
+        The embedding of batch i+1 overlaps the Chroma write of batch i (one writer
+        thread). `stop()` is asked before each batch: when true, the run ends once the
+        write in flight is done, with `summary.interrupted` set, so a batch is either
+        written whole or not started, and the summary counts only what was written.
+        Raises StoreUnavailable when Chroma fails.
         """
-        for start in range(0, len(records), BATCH_SIZE):
-            if stop is not None and stop():
-                summary.interrupted = True
-                return
-            batch = records[start : start + BATCH_SIZE]
-            stored = self._store.content_hashes([r.id for r in batch])
-            changed = [r for r in batch if stored.get(r.id) != r.content_hash()]
-            summary.unchanged += len(batch) - len(changed)
-            summary.updated += sum(1 for r in changed if r.id in stored)
-            summary.new += sum(1 for r in changed if r.id not in stored)
-            if changed:
-                changed = keep_reviews(self._store, changed)
-                documents = [r.embedding_text() for r in changed]
-                self._store.upsert(changed, self._embedder.embed_documents(documents), documents)
-            if progress is not None:
-                progress(len(batch))
+        size = min(BATCH_SIZE, self._store.max_batch_size()) if records else BATCH_SIZE
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-write") as pool:
+            in_flight: Future[None] | None = None
+            try:
+                for start in range(0, len(records), size):
+                    if stop is not None and stop():
+                        summary.interrupted = True
+                        return
+                    batch = records[start : start + size]
+                    stored = self._store.content_hashes([r.id for r in batch])
+                    changed = [r for r in batch if stored.get(r.id) != r.content_hash()]
+                    changed = keep_reviews(self._store, changed)
+                    documents = [r.embedding_text() for r in changed]
+                    vectors = self._embedder.embed_documents(documents) if changed else []
+                    if in_flight is not None:
+                        in_flight.result()
+                    written = _Batch(batch, changed, stored, vectors, documents)
+                    in_flight = pool.submit(self._write_batch, written, summary, progress)
+            finally:
+                if in_flight is not None:
+                    in_flight.result()
 
-    def index(self, paths: Sequence[Path]) -> IndexSummary:
-        """Load and write everything under `paths`; raises StoreUnavailable if Chroma fails."""
-        summary = IndexSummary()
-        self.write(self.load(paths, summary), summary)
-        return summary
+    def _write_batch(
+        self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None
+    ) -> None:
+        if job.changed:
+            self._store.upsert(job.changed, job.vectors, job.documents)
+        summary.unchanged += len(job.records) - len(job.changed)
+        summary.updated += sum(1 for r in job.changed if r.id in job.stored)
+        summary.new += sum(1 for r in job.changed if r.id not in job.stored)
+        if progress is not None:
+            progress(len(job.records))
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One batch on its way to Chroma: all its records, the changed ones, their vectors."""
+
+    records: Sequence[DecisionRecord]
+    changed: Sequence[DecisionRecord]
+    stored: dict[str, str]
+    vectors: Sequence[Sequence[float]]
+    documents: Sequence[str]

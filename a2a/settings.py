@@ -117,6 +117,10 @@ class Settings(BaseSettings):
     hybrid_semantic_weight: float = Field(default=0.4, ge=0, allow_inf_nan=False)
     hybrid_keyword_weight: float = Field(default=0.6, ge=0, allow_inf_nan=False)
     hybrid_candidates: int = Field(default=50, ge=1, le=10_000)
+    # Search index (a2a.index): how vectors are held in memory, and how far back a freshness
+    # check looks for other writers' records (their clock skew plus their slowest write).
+    index_vector_dtype: Literal["float32", "float16"] = "float32"
+    index_freshness_margin_seconds: PositiveSeconds = 10.0
     # Auth and rate limits (README section Agents, tokens and rate limits).
     auth_tokens: AuthTokens = None
     auth_tokens_file: TokenFile = None

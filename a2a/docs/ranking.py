@@ -1,4 +1,4 @@
-"""BM25 ranking of catalog sections (bm25s, a fixed tokenizer), deterministic on ties."""
+"""BM25 ranking of catalog sections (the search index's BM25, a fixed tokenizer), ties stable."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-import bm25s
+import numpy as np
 
 from a2a.docs.catalog import Section
+from a2a.index.bm25 import BM25Index
 
 _WORD: Final = re.compile(r"[a-z0-9]+")
 #: Common English words that carry no topic; dropped from documents and queries alike.
@@ -71,15 +72,17 @@ def tokenize(text: str) -> list[str]:
 
 
 class SectionIndex:
-    """BM25 (Lucene variant, k1=1.5, b=0.75) over each section's heading and content."""
+    """BM25 (Lucene variant, k1=1.5, b=0.75) over each section's heading and content.
+
+    The same BM25 as the decisions' keyword search (a2a.index.bm25); only the tokenizer
+    differs (the catalog's is fixed and model-free).
+    """
 
     def __init__(self, sections: Sequence[Section]) -> None:
         self._sections = list(sections)
-        self._bm25: bm25s.BM25 | None = None
-        if self._sections:
-            corpus = [tokenize(f"{s.heading}\n{s.heading}\n{s.content}") for s in self._sections]
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(corpus, show_progress=False)
+        self._bm25 = BM25Index()
+        self._bm25.add([tokenize(f"{s.heading}\n{s.heading}\n{s.content}") for s in self._sections])
+        self._every = np.ones(len(self._sections), dtype=bool)
 
     def search(self, query: str, limit: int) -> list[Section]:
         """At most `limit` sections with a positive score, best first.
@@ -88,12 +91,12 @@ class SectionIndex:
         so the same catalog and query always give the same list (seed 003: deterministic).
         """
         tokens = tokenize(query)
-        if self._bm25 is None or not tokens:
+        if not self._sections or not tokens:
             return []
-        scores = self._bm25.get_scores(tokens)
+        rows, scores = self._bm25.scores(tokens, self._every, self._every)
         scored = [
-            (float(score), section)
-            for score, section in zip(scores, self._sections, strict=True)
+            (float(score), self._sections[row])
+            for row, score in zip(rows.tolist(), scores.tolist(), strict=True)
             if score > 0
         ]
         scored.sort(key=lambda item: (-item[0], item[1].doc_id, item[1].order))

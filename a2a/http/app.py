@@ -30,6 +30,9 @@ from a2a.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
+#: How long start-up waits for the search index before serving while it warms (seconds).
+LOAD_WAIT_SECONDS = 2.0
+
 
 def create_app(
     settings: Settings, runtime: Runtime | None = None, extra_methods: Iterable[Method] = ()
@@ -95,6 +98,10 @@ def create_app(
                     opened.close()
                     raise
             app.state.cstp = state
+            # The search index answers every read; it loads in the background while /ready
+            # says "warming" and queries wait for it. A small store is ready before serving.
+            state.index.start()
+            await state.index.settle(LOAD_WAIT_SECONDS)
             _log_access_mode(len(tokens), sorted(tokens.agents))
             # The SDK's session manager must run inside this lifespan (it owns the task
             # group of each MCP call).
@@ -102,6 +109,7 @@ def create_app(
                 yield
         finally:
             if state is not None:
+                await state.index.stop()
                 state.close()
             elif runtime is not None:
                 runtime.close()

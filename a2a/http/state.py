@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.service import docs_service
 from a2a.http.mcp import mcp_server, session_manager
+from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
 from a2a.methods import build_methods
 from a2a.observability.calls import CallLog
@@ -27,7 +28,7 @@ from a2a.rpc.pipeline import Pipeline
 from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore
+from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.workers import WorkerPool
 
 
@@ -52,11 +53,15 @@ class AppState:
     pipeline: Pipeline
     dispatcher: Dispatcher
     mcp: StreamableHTTPSessionManager
+    #: The in-process search index every read method answers from (a2a.index).
+    index: LiveIndex
     #: Agent cards already served, by (base URL, shape).
     cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
-    #: True while a search index the methods need is still loading: /ready is 503
-    #: `"warming"` (CONTRACT.md section Transport). Wire the index's own flag here.
-    warming: Callable[[], bool] = lambda: False
+
+    def warming(self) -> bool:
+        """True while the search index is still loading: /ready is 503 `"warming"`
+        (CONTRACT.md section Transport)."""
+        return self.index.status != "ready"
 
     @property
     def auth_on(self) -> bool:
@@ -96,11 +101,21 @@ def build_state(
         docs = docs_service(settings.docs_catalog)
     except CatalogError as exc:
         raise StartupError(str(exc)) from None
+    index = live_index(settings, runtime.store)
     methods = build_methods(
-        QueryService(store, runtime.embedder, settings.agent_id, hybrid=hybrid_config(settings)),
-        SimilarityService(store, settings.similarity_weights, settings.agent_id),
+        QueryService(
+            store,
+            runtime.embedder,
+            settings.agent_id,
+            hybrid=hybrid_config(settings),
+            index=index,
+            workers=workers,
+        ),
+        SimilarityService(
+            store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
+        ),
         docs,
-        decisions=decision_service(settings, store, runtime.embedder),
+        decisions=decision_service(settings, store, runtime.embedder, index=index),
     )
     methods.update((method.name, method) for method in extra_methods)
     metrics.served = frozenset(methods)
@@ -129,6 +144,17 @@ def build_state(
         mcp=session_manager(
             mcp_server(pipeline, calls, "cstp", __version__), settings.max_body_bytes
         ),
+        index=index,
+    )
+
+
+def live_index(settings: Settings, store: ChromaDecisionStore) -> LiveIndex:
+    """The search index of `store` as the settings configure it (not yet loading)."""
+    return LiveIndex(
+        store,
+        timeout_seconds=settings.chroma_timeout_seconds,
+        margin_ms=round(settings.index_freshness_margin_seconds * 1000),
+        vector_dtype=settings.index_vector_dtype,
     )
 
 

@@ -53,6 +53,9 @@ class BM25Index:
         self._terms: dict[str, _Postings] = {}
         self._length = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._size = 0
+        # Cached under the caller's generation: (generation, N, avgdl) and term -> weights.
+        self._stats: tuple[int, int, float] | None = None
+        self._cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
 
     def __len__(self) -> int:
         return self._size
@@ -84,37 +87,69 @@ class BM25Index:
             postings.extend(values, counts.astype(np.float32))
 
     def scores(
-        self, terms: Sequence[str], mask: BoolArray, alive: BoolArray
+        self,
+        terms: Sequence[str],
+        mask: BoolArray,
+        alive: BoolArray,
+        generation: int | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """BM25 of every row passing `mask` that holds at least one of `terms`.
 
         `alive` (len(self)) marks the current rows, for N, df and avgdl; `mask` must
-        imply `alive`. Returns (rows, scores > 0), rows ascending.
+        imply `alive`. `generation`, when given, names the state of `alive` and of the
+        rows: the statistics and each term's per-posting weights are cached under it, so
+        repeated queries on an unchanged index only gather and sum (the caller changes it
+        on every write). Returns (rows, scores > 0), rows ascending.
         """
-        n_alive = int(np.count_nonzero(alive))
-        if n_alive == 0 or not terms:
+        if not terms:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        lengths = self.lengths
-        avgdl = float(lengths[alive].sum(dtype=np.float64)) / n_alive
-        if avgdl == 0.0:  # no row has a term: nothing can match
+        n_alive, avgdl = self._statistics(alive, generation)
+        if n_alive == 0 or avgdl == 0.0:  # empty, or no row has a term: nothing matches
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         found_rows: list[npt.NDArray[np.int64]] = []
         found_scores: list[npt.NDArray[np.float64]] = []
         for term in sorted(set(terms)):
-            postings = self._terms.get(term)
-            if postings is None:
+            weighted = self._weights(term, alive, n_alive, avgdl, generation)
+            if weighted is None:
                 continue
-            rows = postings.rows[: postings.size]
-            df = int(np.count_nonzero(alive[rows]))
-            if df == 0:
-                continue
+            rows, weights = weighted
             keep = mask[rows]
-            rows, tfs = rows[keep], postings.tfs[: postings.size][keep].astype(np.float64)
-            idf = math.log(1 + (n_alive - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1 - self.b + self.b * lengths[rows].astype(np.float64) / avgdl)
-            found_rows.append(rows)
-            found_scores.append(terms.count(term) * idf * tfs / (tfs + norm))
+            found_rows.append(rows[keep])
+            found_scores.append(terms.count(term) * weights[keep])
         return _sum_by_row(found_rows, found_scores, self._size)
+
+    def _statistics(self, alive: BoolArray, generation: int | None) -> tuple[int, float]:
+        cached = self._stats
+        if generation is not None and cached is not None and cached[0] == generation:
+            return cached[1], cached[2]
+        n_alive = int(np.count_nonzero(alive))
+        total = float(self.lengths[alive].sum(dtype=np.float64))
+        avgdl = total / n_alive if n_alive else 0.0
+        if generation is not None:
+            self._stats = (generation, n_alive, avgdl)
+            self._cache = {}
+        return n_alive, avgdl
+
+    def _weights(
+        self, term: str, alive: BoolArray, n_alive: int, avgdl: float, generation: int | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """(rows, idf * tf / (tf + k1 * norm)) over the term's postings, None if no live row."""
+        if generation is not None and (hit := self._cache.get(term)) is not None:
+            return hit
+        postings = self._terms.get(term)
+        if postings is None:
+            return None
+        rows = postings.rows[: postings.size]
+        df = int(np.count_nonzero(alive[rows]))
+        if df == 0:
+            return None
+        tfs = postings.tfs[: postings.size].astype(np.float64)
+        idf = math.log(1 + (n_alive - df + 0.5) / (df + 0.5))
+        norm = self.k1 * (1 - self.b + self.b * self.lengths[rows].astype(np.float64) / avgdl)
+        weighted = (rows, idf * tfs / (tfs + norm))
+        if generation is not None:
+            self._cache[term] = weighted
+        return weighted
 
     def take(self, rows: npt.NDArray[np.int64]) -> BM25Index:
         """A new index of only `rows`, renumbered 0.. in that order (compaction)."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,19 +67,30 @@ class SearchIndex:
     Public API (used by the query, similarity, list and calibration services):
     - `upsert(records)`, `remove(ids)`, `clear()`: writes.
     - `mask(filters) -> bool[len]`: rows passing QueryFilters (a2a.query.filters semantics).
-    - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`.
+    - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
+      `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
     - `row_of(id)`, `id_of(row)`, `ids`, `metadata(row)`, `content_hash(id)`,
       `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
       getCalibration), `alive_count`, `len()`.
     """
 
-    def __init__(self, vector_dtype: VectorDtype = "float32") -> None:
+    def __init__(
+        self,
+        vector_dtype: VectorDtype = "float32",
+        exact_vectors: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+    ) -> None:
+        """`vector_dtype` float16 halves the vectors' memory; its candidates are then
+        re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
+        e.g. read from Chroma), or, without it, with the widened float16 vectors."""
         self.lock = ReadWriteLock()
         self._vector_dtype: VectorDtype = vector_dtype
+        self._exact_vectors = exact_vectors
         self._reset()
 
     def _reset(self) -> None:
+        # Changes on every write, so caches of derived statistics know they are stale.
+        self._generation = getattr(self, "_generation", 0) + 1
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self.columns = FilterColumns()
@@ -89,7 +101,7 @@ class SearchIndex:
         self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
         self._updated_at: list[int | None] = []
 
-    def reading(self) -> Any:
+    def reading(self) -> AbstractContextManager[None]:
         """Context manager holding the read lock (reentrant use is not supported)."""
         return self.lock.reading()
 
@@ -98,6 +110,11 @@ class SearchIndex:
     def __len__(self) -> int:
         """Rows, tombstones included (the length of every mask)."""
         return len(self._ids)
+
+    @property
+    def dimension(self) -> int | None:
+        """Vector dimension, None before the first record."""
+        return self._vectors.dim
 
     @property
     def alive_count(self) -> int:
@@ -169,6 +186,7 @@ class SearchIndex:
         terms = [analyze(record.document) for record in batch]
         vectors = np.asarray([np.asarray(r.embedding, dtype=np.float32) for r in batch])
         with self.lock.writing():
+            self._generation += 1
             self._kill([self._row[i] for i in latest if i in self._row])
             first = self.columns.append([record.metadata for record in batch])
             rows = np.arange(first, first + len(batch), dtype=np.int64)
@@ -184,6 +202,7 @@ class SearchIndex:
     def remove(self, ids: Sequence[str]) -> int:
         """Drop `ids` from the index (unknown ids are ignored); returns how many were indexed."""
         with self.lock.writing():
+            self._generation += 1
             rows = [self._row[i] for i in set(ids) if i in self._row]
             self._kill(rows)
             self._maybe_compact()
@@ -232,7 +251,7 @@ class SearchIndex:
         for key in _LIST_KEYS:
             self._lists[key] = [self._lists[key][r] for r in kept]
         self._updated_at = [self._updated_at[r] for r in kept]
-        self._tags = self._tags.take(keep, [_tag_set_of(self._lists["tags"][r]) for r in fresh])
+        self._tags = TagIndex.of(_tag_set_of(self._lists["tags"][r]) for r in fresh.tolist())
 
     # -- reads (call under `reading()`, or let each method take the lock) --------------------
 
@@ -269,8 +288,11 @@ class SearchIndex:
             kth = np.partition(dots, len(dots) - k)[len(dots) - k]
             keep = dots >= kth - 4e-3
             rows = rows[keep]
-        exact = self._vectors.vectors(rows) @ query
-        return rows, exact
+        if self._exact_vectors is not None:
+            vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
+        else:
+            vectors = self._vectors.vectors(rows)
+        return rows, np.asarray(vectors @ query, dtype=np.float32)
 
     def keyword(self, query: str, mask: BoolArray, k: int) -> list[Match]:
         """The `k` rows passing `mask` with the highest BM25 score for `query` (> 0).
@@ -278,7 +300,8 @@ class SearchIndex:
         Ordered by score (rounded to 6 places) descending, then id. `distance` is NaN:
         callers fill it with `distances`. [] when the query has no terms.
         """
-        rows, scores = self._bm25.scores(analyze(query), mask, self.columns.alive)
+        alive = self.columns.alive
+        rows, scores = self._bm25.scores(analyze(query), mask, alive, self._generation)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
 
@@ -289,8 +312,27 @@ class SearchIndex:
         if not rows:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
+        if self._exact_vectors is not None and self._vectors.dtype != np.float32:
+            dots = self._exact_vectors([self._ids[r] for r in rows]) @ query
+        else:
+            dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
         return [round(min(max(1.0 - float(d), 0.0), 2.0), 6) for d in dots]
+
+    def within(
+        self,
+        vector: Sequence[float] | npt.NDArray[np.floating],
+        mask: BoolArray,
+        max_distance: float,
+    ) -> BoolArray:
+        """`mask` narrowed to rows whose cosine distance to `vector` (rounded to 6 places,
+        as shown) is at most `max_distance`: maxDistance for keyword and hybrid modes."""
+        rows, dots = self._vectors.scores(np.asarray(vector, dtype=np.float32), mask)
+        if self._vectors.dtype != np.float32 and len(rows):
+            dots = self._vectors.vectors(rows) @ np.asarray(vector, dtype=np.float32)
+        distances = np.round(np.clip(1.0 - dots.astype(np.float64), 0.0, 2.0), 6)
+        narrowed = np.zeros(len(mask), dtype=bool)
+        narrowed[rows[distances <= max_distance]] = True
+        return narrowed
 
     def similar(
         self,

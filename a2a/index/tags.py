@@ -49,8 +49,9 @@ class TagIndex:
         counts = self._counts[rows]
         return rows, shared / (len(probe) + counts - shared)
 
-    def take(self, rows: npt.NDArray[np.int64], tag_sets: Iterable[frozenset[str]]) -> TagIndex:
-        """A new index of `tag_sets` (those of `rows`, in order), for compaction."""
+    @staticmethod
+    def of(tag_sets: Iterable[frozenset[str]]) -> TagIndex:
+        """A new index of `tag_sets`, rows numbered 0.. in order (for compaction)."""
         taken = TagIndex()
         taken.add(list(tag_sets))
         return taken

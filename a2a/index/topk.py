@@ -28,6 +28,13 @@ def top_k(
     """
     if k < 1 or len(values) == 0:
         return []
+    if len(values) > 4 * k:
+        # Cut to the raw k best plus everything within rounding reach of the k-th (rounding
+        # moves a value by at most half a unit of the 6th place), before rounding anything.
+        raw = -values if descending else values
+        kth = np.partition(raw, k - 1)[k - 1]
+        near = np.flatnonzero(raw <= kth + 10.0**-DECIMALS)
+        values, rows = values[near], rows[near]
     rounded = np.round(values.astype(np.float64), DECIMALS)
     keys = -rounded if descending else rounded
     if len(keys) > k:

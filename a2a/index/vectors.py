@@ -13,7 +13,7 @@ VectorDtype = Literal["float32", "float16"]
 #: Below this fraction of rows passing the mask, only those rows are gathered and scored;
 #: above it one matmul scores every row and the mask is applied after. Measured with
 #: bench/scale_bench.py --planner (100k x 256 float32 on the 2-core CI machine).
-GATHER_BELOW = 0.25
+GATHER_BELOW = 0.15
 #: Rows scored per block when the stored dtype must be widened to float32 first (numpy has
 #: no float16 BLAS), so the widened copy stays small.
 BLOCK_ROWS = 16384
@@ -36,6 +36,9 @@ class VectorMatrix:
         self._size = 0
         self._matrix: npt.NDArray[np.floating] | None = None
         self._owner = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        # True while vector row i belongs to index row i (one vector per record, in
+        # order): the common case, where masks need no translation through `owner`.
+        self._identity = True
 
     def __len__(self) -> int:
         return self._size
@@ -68,6 +71,8 @@ class VectorMatrix:
         assert self._matrix is not None
         self._matrix[self._size : self._size + len(block)] = block
         self._owner[self._size : self._size + len(block)] = owners
+        expected = np.arange(self._size, self._size + len(block))
+        self._identity = self._identity and bool(np.array_equal(owners, expected))
         self._size += len(block)
 
     def take(self, rows: npt.NDArray[np.int64], new_owner: npt.NDArray[np.int64]) -> VectorMatrix:
@@ -88,7 +93,7 @@ class VectorMatrix:
         """
         if self._size == 0 or self._matrix is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        passing = mask[self.owner]
+        passing = mask[: self._size] if self._identity else mask[self.owner]
         count = int(np.count_nonzero(passing))
         if count == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -100,6 +105,8 @@ class VectorMatrix:
             scores = self._dot(self.matrix, q)
             rows = np.flatnonzero(passing)
             scores = scores[rows]
+        if self._identity:
+            return rows.astype(np.int64), scores
         owners = self.owner[rows]
         if not self._one_per_owner(owners):
             return _best_per_owner(owners, scores)
@@ -107,6 +114,8 @@ class VectorMatrix:
 
     def vectors(self, owner_rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The float32 vector of each owner row (its first vector row)."""
+        if self._identity:
+            return np.asarray(self.matrix[owner_rows], dtype=np.float32)
         where = np.searchsorted(self.owner, owner_rows) if self._sorted_owner() else None
         if where is None:
             lookup = {int(o): i for i, o in enumerate(self.owner)}

@@ -29,10 +29,10 @@ class DecisionMetadata(BaseModel):
 class DecisionSummary(DecisionMetadata):
     """One matching decision: metadata only, never the decision's full text (F002 non-goals).
 
-    `distance` is cosine distance in [0, 2], lower is closer (None for a keyword-only
-    match); `date` is RFC 3339 UTC. `reasons` (reason types) is present only when the call
-    asked for it; `score` (higher is better) only in keyword and hybrid modes; `explain`
-    (the score's components) only when asked for.
+    `distance` is cosine distance in [0, 2] to the query, lower is closer, in every mode
+    (keyword hits too); `date` is RFC 3339 UTC. `reasons` (reason types) is present only
+    when the call asked for it; `score` (higher is better) only in keyword and hybrid
+    modes; `explain` (the score's components) only when asked for.
     """
 
     distance: float | None = Field(ge=0, le=2)

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from a2a.embeddings import Embedder
-from a2a.query.filters import to_where
+from a2a.index import Match, SearchIndex
+from a2a.index.columns import BoolArray
+from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, reciprocal_rank_fusion
-from a2a.query.keyword import KeywordHit, KeywordSearch
+from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams
-from a2a.query.ranking import rank_by_distance
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.store import AsyncStore, Hit
 from a2a.store.metadata import reason_types, summary_fields
+from a2a.workers import WorkerPool
 
-# Hits beyond `limit` fetched from Chroma so that ties at the cut are ordered by id over
-# more than Chroma's arbitrary pick (its HNSW order among equal distances is not stable).
+#: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
 TIE_MARGIN = 10
 
 
@@ -33,10 +36,14 @@ class HybridConfig:
 
 
 class QueryService:
-    """Decisions by meaning (Chroma), by keywords (BM25) or both, narrowed by filters.
+    """Decisions by meaning, by keywords (BM25) or both, narrowed by filters.
 
-    Filters are the same Chroma `where` clause in every mode, applied before the top k is
-    cut. Results are deterministic: equal scores and distances are ordered by id.
+    Answered from the in-process search index (a2a.index), fresh with every write
+    Chroma acknowledged before the call. Filters are one mask in every mode, applied
+    before the top k is cut. Every result carries its cosine distance to the query.
+    Results are deterministic: equal scores and distances are ordered by id.
+    `index` defaults to a LiveIndex of `store` of the service's own, loaded at the first
+    call; `workers` runs the embedding and the search off the event loop.
     """
 
     def __init__(
@@ -46,27 +53,25 @@ class QueryService:
         agent_id: str,
         clock: Callable[[], float] = time.perf_counter,
         hybrid: HybridConfig | None = None,
+        index: LiveIndex | None = None,
+        workers: WorkerPool | None = None,
     ) -> None:
-        self._store = store
         self._embedder = embedder
         self._agent_id = agent_id
         self._clock = clock
         self._hybrid = hybrid or HybridConfig()
-        self._keyword = KeywordSearch(store)
+        self._live = index or LiveIndex(store.sync)
+        self._workers = workers or store.workers
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`.
 
-        Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
+        `max_distance` (when the params carry it) drops results farther than it, in every
+        mode. Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
         """
         started = self._clock()
-        where = to_where(params.filters)
-        if params.retrieval_mode == "keyword":
-            decisions = await self._keyword_only(params, where)
-        elif params.retrieval_mode == "hybrid":
-            decisions = await self._fused(params, where)
-        else:
-            decisions = await self._semantic(params, where)
+        index = await self._live.current()
+        decisions = await self._workers.run(lambda: self._answer(index, params))
         return QueryDecisionsResult(
             decisions=decisions,
             total=len(decisions),
@@ -75,66 +80,92 @@ class QueryService:
             agent=self._agent_id,
         )
 
-    async def _semantic(
-        self, params: QueryDecisionsParams, where: dict[str, Any] | None
+    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
+        vector = np.asarray(self._embedder.embed_query(params.query), dtype=np.float32)
+        max_distance: float | None = getattr(params, "max_distance", None)
+        with index.reading():
+            mask = index.mask(params.filters)
+            if max_distance is not None and params.retrieval_mode != "semantic":
+                mask = index.within(vector, mask, max_distance)
+            if params.retrieval_mode == "keyword":
+                return self._keyword(index, vector, mask, params)
+            if params.retrieval_mode == "hybrid":
+                return self._fused(index, vector, mask, params)
+            return self._semantic(index, vector, mask, params, max_distance)
+
+    def _semantic(
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        mask: BoolArray,
+        params: QueryDecisionsParams,
+        max_distance: float | None,
     ) -> list[DecisionSummary]:
-        hits = await self._nearest(params.query, where, params.limit + TIE_MARGIN)
+        matches = index.semantic(vector, mask, params.limit)
+        if max_distance is not None:
+            matches = [m for m in matches if m.distance <= max_distance]
         return [
             summarize(
-                hit.id,
-                hit.metadata,
+                m.id,
+                index.metadata(m.row),
                 params.include_reasons,
-                distance=hit.distance,
-                explain={"distance": hit.distance} if params.explain else None,
+                distance=m.distance,
+                explain={"distance": m.distance} if params.explain else None,
             )
-            for hit in rank_by_distance(hits, params.limit)
+            for m in matches
         ]
 
-    async def _keyword_only(
-        self, params: QueryDecisionsParams, where: dict[str, Any] | None
+    def _keyword(
+        self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
     ) -> list[DecisionSummary]:
-        hits = await self._keyword.search(params.query, params.limit, where)
-        metadata = await self._metadata([hit.id for hit in hits])
+        matches = index.keyword(params.query, mask, params.limit)
+        distances = index.distances(vector, [m.row for m in matches])
         return [
             summarize(
-                hit.id,
-                metadata.get(hit.id, {}),
+                m.id,
+                index.metadata(m.row),
                 params.include_reasons,
-                score=hit.score,
-                explain={"bm25": hit.score, "keywordRank": rank} if params.explain else None,
+                distance=distance,
+                score=m.score,
+                explain={"bm25": m.score, "keywordRank": rank} if params.explain else None,
             )
-            for rank, hit in enumerate(hits, 1)
+            for rank, (m, distance) in enumerate(zip(matches, distances, strict=True), 1)
         ]
 
-    async def _fused(
-        self, params: QueryDecisionsParams, where: dict[str, Any] | None
+    def _fused(
+        self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
     ) -> list[DecisionSummary]:
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = rank_by_distance(await self._nearest(params.query, where, depth), depth)
-        keyword = await self._keyword.search(params.query, depth, where)
+        semantic = index.semantic(vector, mask, depth)
+        keyword = index.keyword(params.query, mask, depth)
         fused = reciprocal_rank_fusion(
-            semantic,
-            keyword,
+            [Hit(m.id, {}, m.distance) for m in semantic],
+            [KeywordHit(m.id, m.score or 0.0) for m in keyword],
             k=self._hybrid.rrf_k,
             semantic_weight=self._hybrid.semantic_weight,
             keyword_weight=self._hybrid.keyword_weight,
         )[: params.limit]
-        known = {hit.id: hit.metadata for hit in semantic}
-        missing = [hit.id for hit in fused if hit.id not in known]
-        known.update(await self._metadata(missing))
+        rows = {m.id: m.row for m in [*semantic, *keyword]}
+        distances = dict(
+            zip(
+                (hit.id for hit in fused),
+                index.distances(vector, [rows[hit.id] for hit in fused]),
+                strict=True,
+            )
+        )
         return [
             summarize(
                 hit.id,
-                known.get(hit.id, {}),
+                index.metadata(rows[hit.id]),
                 params.include_reasons,
-                distance=hit.distance,
+                distance=distances[hit.id],
                 score=hit.score,
-                explain=self._components(hit) if params.explain else None,
+                explain=self._components(hit, distances[hit.id]) if params.explain else None,
             )
             for hit in fused
         ]
 
-    def _components(self, hit: FusedHit) -> dict[str, Any]:
+    def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         config = self._hybrid
 
         def part(weight: float, rank: int | None) -> float:
@@ -143,21 +174,12 @@ class QueryService:
         return {
             "semanticRank": hit.semantic_rank,
             "semanticScore": part(config.semantic_weight, hit.semantic_rank),
-            "distance": hit.distance,
+            "distance": distance,
             "keywordRank": hit.keyword_rank,
             "keywordScore": part(config.keyword_weight, hit.keyword_rank),
             "bm25": hit.bm25,
             "rrfK": config.rrf_k,
         }
-
-    async def _nearest(self, query: str, where: dict[str, Any] | None, n: int) -> list[Hit]:
-        vector = await self._store.workers.run(lambda: self._embedder.embed_query(query))
-        return await self._store.query(vector, where, n_results=n)
-
-    async def _metadata(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not ids:
-            return {}
-        return {row.id: row.metadata for row in await self._store.get(ids=ids)}
 
 
 def summarize(
@@ -180,4 +202,4 @@ def summarize(
     )
 
 
-__all__ = ["TIE_MARGIN", "HybridConfig", "KeywordHit", "QueryService", "summarize"]
+__all__ = ["TIE_MARGIN", "HybridConfig", "KeywordHit", "Match", "QueryService", "summarize"]

@@ -6,21 +6,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from a2a.errors import FieldError, InvalidParams
-from a2a.query.filters import to_where
+from a2a.index import SearchIndex
+from a2a.index.sync import LiveIndex
+from a2a.index.topk import top_k
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
 from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, no_match_reason
 from a2a.similarity.scoring import Profile, Scored, normalize_tags, rank_by_score
 from a2a.similarity.weights import SimilarityWeights
 from a2a.store import AsyncStore
 from a2a.store.metadata import summary_fields
+from a2a.workers import WorkerPool
 
 
 class SimilarityService:
-    """Prior decisions ranked by structural similarity (seed 000), narrowed by filters in Chroma.
+    """Prior decisions ranked by structural similarity (seed 000), narrowed by filters.
 
-    Every record passing the filters is scored, so a call reads the metadata of all of them:
-    linear in the filtered store, which suits stores of thousands of decisions.
+    Answered from the search index: the filter mask, tag postings and category and
+    stakes columns give every record sharing anything with the probe, scored in numpy;
+    only the top candidates are scored again by `a2a.similarity.scoring` for the result.
+    `index` defaults to a LiveIndex of `store` of the service's own.
     """
 
     def __init__(
@@ -29,11 +36,14 @@ class SimilarityService:
         weights: SimilarityWeights,
         agent_id: str,
         clock: Callable[[], float] = time.perf_counter,
+        index: LiveIndex | None = None,
+        workers: WorkerPool | None = None,
     ) -> None:
-        self._store = store
         self._weights = weights
         self._agent_id = agent_id
         self._clock = clock
+        self._live = index or LiveIndex(store.sync)
+        self._workers = workers or store.workers
 
     async def find_similar_decisions(
         self, params: FindSimilarDecisionsParams
@@ -45,12 +55,8 @@ class SimilarityService:
         StoreUnavailable when Chroma cannot answer (CSTP -32003).
         """
         started = self._clock()
-        probe, own_id = await self._probe(params)
-        records = await self._store.get(where=to_where(params.filters))
-        metadata = {r.id: r.metadata for r in records if r.id != own_id}
-        candidates = ((i, stored_profile(m)) for i, m in metadata.items())
-        ranked = rank_by_score(probe, candidates, self._weights, params.limit)
-        decisions = [summarize(s, metadata[s.id]) for s in ranked]
+        index = await self._live.current()
+        decisions, probe = await self._workers.run(lambda: self._answer(index, params))
         return FindSimilarDecisionsResult(
             decisions=decisions,
             total=len(decisions),
@@ -59,15 +65,44 @@ class SimilarityService:
             reason=no_match_reason(probe),
         )
 
-    async def _probe(self, params: FindSimilarDecisionsParams) -> tuple[Profile, str | None]:
-        """The profile to compare against, and the id to leave out of the results."""
-        if params.proposal is not None:
-            return proposal_profile(params.proposal), None
-        assert params.decision_id is not None  # the params model requires exactly one
-        found = await self._store.get(ids=[params.decision_id])
-        if not found:
-            raise InvalidParams([FieldError("decisionId", "no stored decision has this id")])
-        return stored_profile(found[0].metadata), params.decision_id
+    def _answer(
+        self, index: SearchIndex, params: FindSimilarDecisionsParams
+    ) -> tuple[list[SimilarDecision], Profile]:
+        """The ranked decisions and the probe they were compared with."""
+        with index.reading():
+            mask = index.mask(params.filters)
+            if params.proposal is not None:
+                probe = proposal_profile(params.proposal)
+            else:
+                assert params.decision_id is not None  # the params model requires one
+                own = index.row_of(params.decision_id)
+                if own is None:
+                    missing = FieldError("decisionId", "no stored decision has this id")
+                    raise InvalidParams([missing])
+                probe = stored_profile(index.metadata(own))
+                mask[own] = False
+            rows = self._candidates(index, probe, mask, params.limit)
+            metadata = {index.id_of(row): index.metadata(row) for row in rows}
+        candidates = ((i, stored_profile(m)) for i, m in metadata.items())
+        ranked = rank_by_score(probe, candidates, self._weights, params.limit)
+        return [summarize(s, metadata[s.id]) for s in ranked], probe
+
+    def _candidates(
+        self, index: SearchIndex, probe: Profile, mask: np.ndarray, limit: int
+    ) -> list[int]:
+        rows, jaccard, same_category, same_stakes = index.similar(
+            probe.tags, probe.category, probe.stakes, mask
+        )
+        w = self._weights
+        scores = (
+            w.tags * np.round(jaccard, 6)
+            + w.category * same_category.astype(np.float64)
+            + w.stakes * same_stakes.astype(np.float64)
+        )
+        scores = np.clip(scores, 0.0, 1.0)  # as weighted_score keeps it
+        keep = np.round(scores, 6) > 0
+        chosen = top_k(scores[keep], rows[keep], limit, index.ids, descending=True)
+        return [row for row, _ in chosen]
 
 
 def proposal_profile(proposal: Proposal) -> Profile:

@@ -177,3 +177,34 @@ def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
     for thread in readers:
         thread.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("which", range(4), ids=["all", "half", "narrow", "tiny"])
+def test_float16_vectors_rescored_exactly_give_the_float32_answer(which: int) -> None:
+    records = _synthetic(3000)
+    exact = {r.id: np.asarray(r.embedding, dtype=np.float32) for r in records}
+    compact = SearchIndex("float16", exact_vectors=lambda ids: np.asarray([exact[i] for i in ids]))
+    full = SearchIndex()
+    compact.upsert(records)
+    full.upsert(records)
+    query = unit_vectors(1, 16, seed=5)[0]
+    with compact.reading(), full.reading():
+        mask = _masks(len(full))[which] & full.mask(None)
+        assert compact.semantic(query, mask, 10) == full.semantic(query, mask, 10)
+
+
+def test_cached_keyword_statistics_follow_every_write() -> None:
+    docs = ["kafka broker", "kafka kafka queue", "postgres index", "kafka cache shard"]
+    records = [IndexedRecord(f"k{i}", {}, [1.0, 0.0], d) for i, d in enumerate(docs)]
+    grown = SearchIndex()
+    grown.upsert(records[:3])
+    with grown.reading():
+        grown.keyword("kafka queue", grown.mask(None), 10)  # fills the caches
+    grown.upsert(records[3:])
+    grown.remove(["k2"])
+    rebuilt = SearchIndex()
+    rebuilt.upsert([records[0], records[1], records[3]])
+    with grown.reading(), rebuilt.reading():
+        got = [(m.id, m.score) for m in grown.keyword("kafka queue", grown.mask(None), 10)]
+        want = [(m.id, m.score) for m in rebuilt.keyword("kafka queue", rebuilt.mask(None), 10)]
+    assert got == want

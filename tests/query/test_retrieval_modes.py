@@ -68,10 +68,29 @@ async def test_filters_apply_before_the_top_k_is_cut(service: QueryService, mode
     assert [d["id"] for d in found] == ["d03"]
 
 
-async def test_keyword_mode_scores_exact_terms_without_distance(service: QueryService) -> None:
+async def test_keyword_mode_scores_exact_terms_and_carries_the_cosine_distance(
+    service: QueryService,
+) -> None:
     (top, *_) = await _run(service, query="Kafka brokers", retrievalMode="keyword", explain=True)
-    assert top["id"] == "d02" and top["distance"] is None
+    semantic = {d["id"]: d["distance"] for d in await _run(service, query="Kafka brokers")}
+    assert top["id"] == "d02" and top["distance"] == semantic["d02"]
     assert top["score"] > 0 and top["explain"] == {"bm25": top["score"], "keywordRank": 1}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_max_distance_drops_farther_results_in_every_mode(
+    store: ChromaDecisionStore, embedder: Embedder, mode: str
+) -> None:
+    index_records(store, embedder, SAMPLE)
+    service = _service(store, embedder)
+    everything = await _run(service, query=EVERY_TITLE, limit=50, retrievalMode=mode)
+    cut = sorted(d["distance"] for d in everything)[2]
+    params = QueryDecisionsParams.model_validate(
+        {"query": EVERY_TITLE, "limit": 50, "retrievalMode": mode}
+    )
+    object.__setattr__(params, "max_distance", cut)  # the wire param lands with issue 11
+    result = await service.query_decisions(params)
+    assert {d.id for d in result.decisions} == {d["id"] for d in everything if d["distance"] <= cut}
 
 
 async def test_keyword_mode_with_only_stop_words_finds_nothing(service: QueryService) -> None:

@@ -1,0 +1,292 @@
+"""LiveIndex: the SearchIndex loaded from Chroma at start and kept fresh at each query."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import anyio
+import anyio.to_thread
+import numpy as np
+import numpy.typing as npt
+from threadpoolctl import threadpool_limits
+
+from a2a.index.search_index import IndexedRecord, SearchIndex
+from a2a.index.vectors import VectorDtype
+from a2a.store import ChromaDecisionStore, StoreUnavailable
+from a2a.store.chroma import UPDATED_AT_KEY, StoredPage
+
+log = logging.getLogger(__name__)
+
+#: Load retries wait this long at first, doubling up to BACKOFF_MAX (seconds).
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 10.0
+Status = Literal["warming", "ready", "chroma unreachable"]
+
+
+class LiveIndex:
+    """A SearchIndex of one Chroma collection, loaded once and refreshed incrementally.
+
+    Load: every record, paged (ChromaDecisionStore.pages), retried with backoff while
+    Chroma is down. Freshness: each query calls `current()`, which reads the collection's
+    revision marker (one cheap Chroma call; concurrent queries share one check, never one
+    that started before they arrived); when it changed, only records whose `updated_at`
+    is at or after the watermark are read, and only those whose `updated_at` or content
+    hash differ are fetched whole. Deletions show as a count below the index's, and are
+    found by diffing ids. The watermark is the start of the last refresh minus
+    `margin_ms`, which covers writers' clock skew and a write slower than that.
+    Records without `updated_at` (written before it existed) are loaded at start and
+    found by the id diff when new, but an in-place change of one is seen only at restart.
+    """
+
+    def __init__(
+        self,
+        store: ChromaDecisionStore,
+        *,
+        timeout_seconds: float = 10.0,
+        margin_ms: int = 10_000,
+        vector_dtype: VectorDtype = "float32",
+        clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    ) -> None:
+        self._store = store
+        exact = self._exact_vectors if vector_dtype != "float32" else None
+        self.index = SearchIndex(vector_dtype, exact_vectors=exact)
+        self._timeout = timeout_seconds
+        self._margin_ms = margin_ms
+        self._clock_ms = clock_ms
+        self._revision: str | None = None
+        self._watermark_ms = 0
+        self._loaded = False
+        self._attempts = 0
+        self._retry_now: asyncio.Event | None = None
+        self._failure: StoreUnavailable | None = None
+        self._fault: BaseException | None = None
+        self._loader: asyncio.Task[None] | None = None
+        self._changed: asyncio.Event | None = None
+        self._check: asyncio.Task[None] | None = None
+        self._check_started = 0.0
+
+    @property
+    def status(self) -> Status:
+        """`ready` once loaded; before that `warming`, or `chroma unreachable` between retries."""
+        if self._loaded:
+            return "ready"
+        return "chroma unreachable" if self._failure is not None else "warming"
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start loading in the background (idempotent); call from the event loop.
+
+        Also limits BLAS to one thread in this process: a matrix-vector product over
+        100k rows is faster single-threaded on a loaded machine (bench/scale_bench.py),
+        and concurrent queries then use one core each instead of fighting for all.
+        """
+        if self._loader is None:
+            threadpool_limits(limits=1, user_api="blas")
+            self._changed = asyncio.Event()
+            self._retry_now = asyncio.Event()
+            self._loader = asyncio.get_running_loop().create_task(self._load_until_done())
+
+    async def settle(self, seconds: float) -> None:
+        """Wait up to `seconds` for the load to finish or fail (a small store is then ready
+        when the service starts answering); returns quietly either way."""
+        self.start()
+        assert self._changed is not None
+        with anyio.move_on_after(seconds):
+            while not self._loaded and self._failure is None:
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def stop(self) -> None:
+        """Stop loading (the thread of a Chroma call in flight finishes on its own)."""
+        if self._loader is not None and not self._loader.done():
+            self._loader.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(self._loader, return_exceptions=True)
+
+    async def current(self) -> SearchIndex:
+        """The index, loaded and fresh with every write acknowledged before this call.
+
+        Waits while the index loads. Raises StoreUnavailable when Chroma cannot be read
+        (the load failing, or the freshness check): CSTP -32003.
+        """
+        self.start()
+        assert self._changed is not None and self._retry_now is not None
+        self._raise_fault()
+        if not self._loaded and self._failure is not None:
+            # Chroma was down at the last attempt: try again now rather than after the
+            # backoff, and answer from that attempt (Chroma may be back).
+            attempts = self._attempts
+            self._retry_now.set()
+            with anyio.move_on_after(self._timeout):
+                while self._attempts == attempts:
+                    self._changed.clear()
+                    await self._changed.wait()
+            if not self._loaded:
+                raise self._failure or StoreUnavailable("Chroma did not answer in time")
+        while not self._loaded:
+            self._changed.clear()
+            await self._changed.wait()
+            self._raise_fault()
+            if not self._loaded and self._failure is not None:
+                raise self._failure
+        await self._fresh()
+        return self.index
+
+    def _raise_fault(self) -> None:
+        if self._fault is not None:
+            raise RuntimeError("the search index could not be loaded") from self._fault
+
+    def apply(self, records: Sequence[IndexedRecord]) -> None:
+        """Index records this process has just written to Chroma (after it acknowledged).
+
+        Same-process reads see them at once, without waiting for a freshness check.
+        """
+        self.index.upsert(records)
+
+    def forget(self, ids: Sequence[str]) -> None:
+        """Drop records this process has just deleted from Chroma."""
+        self.index.remove(ids)
+
+    def _exact_vectors(self, ids: list[str]) -> npt.NDArray[np.float32]:
+        """The float32 embeddings Chroma stores for `ids`, in that order (compact vectors'
+        exact re-scoring). Raises StoreUnavailable when Chroma cannot be read."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        for page in self._store.pages(ids=ids, metadata=False, embeddings=True):
+            assert page.embeddings is not None
+            found.update(zip(page.ids, page.embeddings, strict=True))
+        dim = self.index.dimension or 0
+        return np.asarray([found.get(i, np.zeros(dim, np.float32)) for i in ids], np.float32)
+
+    # -- loading ---------------------------------------------------------------------------
+
+    async def _load_until_done(self) -> None:
+        delay = BACKOFF_FIRST
+        while True:
+            try:
+                await anyio.to_thread.run_sync(self._load)
+            except StoreUnavailable as exc:
+                log.warning("search index load failed, retrying in %.1f s: %s", delay, exc)
+                self._signal(exc)
+                assert self._retry_now is not None
+                with anyio.move_on_after(delay):
+                    await self._retry_now.wait()
+                self._retry_now.clear()
+                delay = min(delay * 2, BACKOFF_MAX)
+                continue
+            except Exception as exc:  # our bug: queries fail loudly (-32603), never wait forever
+                log.exception("search index load failed")
+                self._fault = exc
+                self._signal(None)
+                raise
+            self._loaded = True
+            self._signal(None)
+            return
+
+    def _signal(self, failure: StoreUnavailable | None) -> None:
+        self._failure = failure
+        self._attempts += 1
+        if self._changed is not None:
+            self._changed.set()
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        start_ms = self._clock_ms()
+        revision = self._store.revision()
+        self.index.clear()
+        for page in _prefetched(self._store.pages(documents=True, embeddings=True)):
+            self.index.upsert(_records(page))
+        self._revision, self._watermark_ms = revision, start_ms - self._margin_ms
+        log.info(
+            "search index loaded: %d records in %.1f s",
+            self.index.alive_count,
+            time.perf_counter() - started,
+        )
+
+    # -- freshness -------------------------------------------------------------------------
+
+    async def _fresh(self) -> None:
+        arrived = time.monotonic()
+        while True:
+            check = self._check
+            if check is not None and not check.done():
+                if self._check_started >= arrived:
+                    return await self._wait(check)
+                # It started before we came: wait for it (within the deadline), then our own.
+                await asyncio.wait([check], timeout=self._timeout)
+                if not check.done():
+                    raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")
+                continue
+            self._check_started = time.monotonic()
+            self._check = asyncio.get_running_loop().create_task(
+                anyio.to_thread.run_sync(self.refresh)
+            )
+            return await self._wait(self._check)
+
+    async def _wait(self, check: asyncio.Task[None]) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(check), self._timeout)
+        except TimeoutError:
+            raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s") from None
+
+    def refresh(self) -> None:
+        """Bring the index up to date with Chroma (blocking; one caller at a time).
+
+        Raises StoreUnavailable when Chroma cannot be read.
+        """
+        revision = self._store.revision()
+        if revision == self._revision:
+            return
+        start_ms = self._clock_ms()
+        if revision is None:  # the collection is gone
+            self.index.clear()
+        else:
+            self._apply_changes()
+            self._reconcile_ids()
+        self._revision, self._watermark_ms = revision, start_ms - self._margin_ms
+
+    def _apply_changes(self) -> None:
+        changed = self._store.changed_since(self._watermark_ms)
+        with self.index.reading():
+            stale = [
+                row.id
+                for row in changed
+                if self.index.updated_at(row.id) != row.metadata.get(UPDATED_AT_KEY)
+                or self.index.content_hash(row.id) != row.metadata.get("content_hash")
+            ]
+        for page in self._store.pages(ids=stale, documents=True, embeddings=True):
+            self.index.upsert(_records(page))
+
+    def _reconcile_ids(self) -> None:
+        if self._store.count() == self.index.alive_count:
+            return
+        stored = set(self._store.ids())
+        with self.index.reading():
+            indexed = {self.index.id_of(int(r)) for r in np.flatnonzero(self.index.mask(None))}
+        self.index.remove(sorted(indexed - stored))
+        missing = sorted(stored - indexed)
+        for page in self._store.pages(ids=missing, documents=True, embeddings=True):
+            self.index.upsert(_records(page))
+
+
+def _prefetched(pages: Iterator[StoredPage]) -> Iterator[StoredPage]:
+    """`pages`, the next one read from Chroma in a thread while the caller indexes this one."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-load") as reader:
+        pending = reader.submit(next, pages, None)
+        while (page := pending.result()) is not None:
+            pending = reader.submit(next, pages, None)
+            yield page
+
+
+def _records(page: StoredPage) -> list[IndexedRecord]:
+    assert page.documents is not None and page.embeddings is not None
+    vectors: npt.NDArray[np.float32] = page.embeddings
+    return [
+        IndexedRecord(i, m, vectors[n], d)
+        for n, (i, m, d) in enumerate(zip(page.ids, page.metadatas, page.documents, strict=True))
+    ]

@@ -1,0 +1,277 @@
+"""Filtered search at 100k-1M decisions: the service beside its floor, measured in one run.
+
+For each size it writes synthetic decisions (bench/query_bench.py's generator) into an
+embedded Chroma folder through `Indexer.write` (model and Chroma time split), or with
+`--synthetic-vectors` straight through the store with random unit vectors (no model:
+for 1M). It loads the search index from Chroma (time, RSS), then for every mode
+(semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
+and interleaved:
+- service: `QueryService.query_decisions` (freshness check, embedding, index search,
+  metadata, result model);
+- floor: the query embedding plus an exact numpy scan of the same vectors under the same
+  precomputed mask (semantic), bm25s scoring masked by it (keyword), both (hybrid).
+It prints p50/p99 of each, the service/floor ratio, recall@10 of semantic results against
+an exact float64 search, indexing records/s, and RSS.
+
+    python bench/scale_bench.py --sizes 100000 --queries 50 [--data DIR] [--synthetic-vectors]
+    python bench/scale_bench.py --planner     # the gather/scan crossover of a2a.index.vectors
+
+`--data DIR` keeps the stores (DIR/<size>) and reuses one that already holds `size` records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import Stemmer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from query_bench import generate_queries, generate_records, percentile
+
+from a2a.embeddings import Embedder, load_embedder
+from a2a.index.sync import LiveIndex
+from a2a.index.vectors import VectorMatrix
+from a2a.indexer import Indexer, IndexSummary
+from a2a.query.params import QueryDecisionsParams, QueryFilters
+from a2a.query.service import QueryService
+from a2a.store import AsyncStore, ChromaDecisionStore
+
+FAST = "wordllama-l2-supercat-256"
+FILTERS: dict[str, dict[str, Any] | None] = {
+    "none": None,
+    "~50%": {"status": ["decided", "reviewed"], "minConfidence": 0.2},
+    "~10%": {"category": "security"},
+    "~0.1%": {"category": "architecture", "stakes": "critical", "minConfidence": 0.9},
+}
+MODES = ("semantic", "keyword", "hybrid")
+K = 10
+
+
+def rss_mib() -> float:
+    """Current resident set size of this process, MiB (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class TimedEmbedder:
+    """An Embedder that adds up the time spent in embed_documents."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.seconds = inner, 0.0
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed_documents(texts)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+class TimedStore(ChromaDecisionStore):
+    """The embedded store, adding up the time spent in upsert (Chroma's write)."""
+
+    seconds = 0.0
+
+    def upsert(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return super().upsert(*args, **kwargs)
+        finally:
+            TimedStore.seconds += time.perf_counter() - started
+
+
+def write_store(folder: Path, size: int, embedder: Embedder, synthetic: bool) -> str:
+    """Fill `folder` with `size` decisions (unless it already holds them); a report line."""
+    store = TimedStore(data_dir=folder, collection="bench", embedding_model=embedder.name)
+    if store.count() == size:
+        store.close()
+        return f"reused the store in {folder} ({size:,} records)"
+    records = generate_records(size, seed=7)
+    started = time.perf_counter()
+    TimedStore.seconds = 0.0
+    if synthetic:
+        rng = np.random.default_rng(7)
+        for start in range(0, size, 5000):
+            batch = records[start : start + 5000]
+            vectors = rng.standard_normal((len(batch), embedder.dimension)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            store.upsert(batch, vectors, [r.embedding_text() for r in batch])
+        model = 0.0
+    else:
+        timed = TimedEmbedder(embedder)
+        Indexer(store, timed).write(records, IndexSummary())  # type: ignore[arg-type]
+        model = timed.seconds
+    total = time.perf_counter() - started
+    store.close()
+    chroma = TimedStore.seconds
+    return (
+        f"indexing {size:,}: {size / total:,.0f} records/s overall ({total:.0f} s); "
+        f"model {model:.0f} s ({size / model if model else float('inf'):,.0f} rec/s alone), "
+        f"Chroma writes {chroma:.0f} s ({size / chroma:,.0f} rec/s alone)"
+    )
+
+
+def exact_top(vectors: np.ndarray, query: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
+    """Floor: rows of the k best inner products under `mask` (numpy, gather or full scan)."""
+    rows = np.flatnonzero(mask)
+    few = len(rows) < 0.15 * len(mask)
+    scores = vectors[rows] @ query if few else (vectors @ query)[rows]
+    if len(rows) > k:
+        best = np.argpartition(-scores, k - 1)[:k]
+        return rows[best]
+    return rows
+
+
+def keyword_floor(model: bm25s.BM25, stemmer: Any, text: str, mask: np.ndarray) -> np.ndarray:
+    """Floor: bm25s scores of `text` under `mask`, top k by argpartition."""
+    tokens = bm25s.tokenize(
+        text, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+    )[0]
+    scores = model.get_scores(tokens) * mask
+    return np.argpartition(-scores, K)[:K]
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = call()
+    return (time.perf_counter() - started) * 1000, result
+
+
+async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str]) -> None:
+    store = ChromaDecisionStore(data_dir=folder, collection="bench", embedding_model=embedder.name)
+    before = rss_mib()
+    live = LiveIndex(store)
+    started = time.perf_counter()
+    await live.current()
+    load_s = time.perf_counter() - started
+    index_rss = rss_mib() - before
+    index = live.index
+    print(
+        f"load {size:,}: {load_s:.1f} s; index RSS +{index_rss:,.0f} MiB "
+        f"({index_rss / size * 100_000:,.0f} MiB per 100k)",
+        flush=True,
+    )
+    service = QueryService(AsyncStore(store, 30), embedder, "bench", index=live)
+    with index.reading():
+        vectors = np.asarray(index._vectors.matrix, dtype=np.float32)
+        ids = list(index.ids)
+        masks = {
+            name: index.mask(None if f is None else QueryFilters.model_validate(f))
+            for name, f in FILTERS.items()
+        }
+        documents = None
+    records = {r.id: r for r in generate_records(size, seed=7)}
+    documents = [records[i].embedding_text() for i in ids]
+    stemmer = Stemmer.Stemmer("english")
+    floor_bm25 = bm25s.BM25()
+    floor_bm25.index(
+        bm25s.tokenize(documents, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    del records, documents
+    print(
+        f"{'mode':9} {'filter':7} {'pass':>7} | {'service p50':>11} {'p99':>7} | "
+        f"{'floor p50':>9} {'p99':>7} | {'ratio p50':>9} {'p99/p50':>7} | recall@10"
+    )
+    for mode in MODES:
+        for name, filters in FILTERS.items():
+            mask = masks[name]
+            service_ms, floor_ms, recalls = [], [], []
+            for text in queries:
+                params = QueryDecisionsParams.model_validate(
+                    {"query": text, "filters": filters, "limit": K, "retrievalMode": mode}
+                )
+                started = time.perf_counter()
+                result = await service.query_decisions(params)
+                service_ms.append((time.perf_counter() - started) * 1000)
+
+                def floor(text: str = text, mask: np.ndarray = mask, mode: str = mode) -> Any:
+                    q = np.asarray(embedder.embed_query(text), dtype=np.float32)
+                    top = None
+                    if mode != "keyword":
+                        top = exact_top(vectors, q, mask, K)
+                    if mode != "semantic":
+                        keyword_floor(floor_bm25, stemmer, text, mask)
+                    return q, top
+
+                ms, (q, _) = timed(floor)
+                floor_ms.append(ms)
+                if mode == "semantic":
+                    exact = np.flatnonzero(mask)
+                    d = np.round(1 - vectors[exact].astype(np.float64) @ q.astype(np.float64), 6)
+                    want = sorted(
+                        exact.tolist(), key=lambda r: (d[np.searchsorted(exact, r)], ids[r])
+                    )[:K]
+                    got = [x.id for x in result.decisions]
+                    recalls.append(len({ids[r] for r in want} & set(got)) / max(len(want), 1))
+            p50, p99 = percentile(service_ms, 50), percentile(service_ms, 99)
+            f50, f99 = percentile(floor_ms, 50), percentile(floor_ms, 99)
+            recall = f"{min(recalls):.2f}" if recalls else "-"
+            print(
+                f"{mode:9} {name:7} {int(mask.sum()):>7} | {p50:>9.2f}ms {p99:>5.1f}ms | "
+                f"{f50:>7.2f}ms {f99:>5.1f}ms | {p50 / f50:>8.2f}x {p99 / p50:>6.1f}x | "
+                f"{recall}",
+                flush=True,
+            )
+    print(f"RSS now {rss_mib():,.0f} MiB (index, floor bm25s model, numpy copies)")
+    store.close()
+
+
+def planner() -> None:
+    """Time gather-then-score against score-all-then-mask at several selectivities."""
+    rng = np.random.default_rng(0)
+    n, dim = 100_000, 256
+    matrix = VectorMatrix()
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    matrix.append(vectors / np.linalg.norm(vectors, axis=1, keepdims=True), np.arange(n))
+    q = matrix.matrix[0].copy()
+    print(f"{'pass':>6} | {'gather ms':>9} | {'scan ms':>8}")
+    for fraction in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+        mask = rng.random(n) < fraction
+        rows = np.flatnonzero(mask)
+        gather = min(timed(lambda r=rows: matrix.matrix[r] @ q)[0] for _ in range(20))
+        scan = min(timed(lambda r=rows: (matrix.matrix @ q)[r])[0] for _ in range(20))
+        print(f"{fraction:>6.0%} | {gather:>9.2f} | {scan:>8.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--model", default=FAST)
+    parser.add_argument("--data", type=Path)
+    parser.add_argument("--synthetic-vectors", action="store_true")
+    parser.add_argument("--planner", action="store_true")
+    args = parser.parse_args()
+    if args.planner:
+        planner()
+        return
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    embedder = load_embedder(args.model)
+    queries = generate_queries(args.queries, seed=7)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.data or Path(scratch)
+        for size in (int(s) for s in args.sizes.split(",")):
+            folder = root / str(size)
+            print(write_store(folder, size, embedder, args.synthetic_vectors), flush=True)
+            asyncio.run(measure(size, folder, embedder, queries))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""LiveIndex against real embedded Chroma: old stores, other handles' writes, deletions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.sync import LiveIndex
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore, StoreUnavailable
+from a2a.store.chroma import MODEL_KEY, REVISION_KEY, StoredPage
+from a2a.store.metadata import to_metadata
+from tests.conftest import SAMPLE
+from tests.index.helpers import unit_vectors, write
+
+
+def _write_without_updated_at(store: ChromaDecisionStore, records: list[DecisionRecord]) -> None:
+    """As a store written before `updated_at` existed: metadata without it."""
+    collection = store._get_collection(create=True)
+    collection.upsert(
+        ids=[r.id for r in records],
+        embeddings=unit_vectors(len(records), 8, seed=3),
+        metadatas=[to_metadata(r) for r in records],
+        documents=[r.embedding_text() for r in records],
+    )
+    collection.modify(metadata={MODEL_KEY: "t", REVISION_KEY: uuid.uuid4().hex})
+
+
+def _ids(index: SearchIndex) -> set[str]:
+    with index.reading():
+        return {index.id_of(int(r)) for r in np.flatnonzero(index.mask(None))}
+
+
+async def test_records_without_updated_at_load_and_new_ones_are_found_by_the_id_diff(
+    tmp_path: Path,
+) -> None:
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="old", embedding_model="t")
+    _write_without_updated_at(store, SAMPLE[:3])
+    live = LiveIndex(store)
+    assert _ids(await live.current()) == {"d01", "d02", "d03"}
+    _write_without_updated_at(store, SAMPLE[3:5])
+    assert _ids(await live.current()) == {"d01", "d02", "d03", "d04", "d05"}
+    write(store, [DecisionRecord(id="n1", title="Stamped record")])
+    store.delete(["d01"])
+    assert _ids(await live.current()) == {"d02", "d03", "d04", "d05", "n1"}
+    store.close()
+
+
+async def test_same_process_writes_are_searchable_before_any_freshness_check(
+    tmp_path: Path,
+) -> None:
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="own", embedding_model="t")
+    write(store, SAMPLE[:2])
+    live = LiveIndex(store)
+    await live.current()
+    record = DecisionRecord(id="w1", title="Written by this process")
+    (metadata,) = store.upsert([record], unit_vectors(1, 8), [record.embedding_text()])
+    live.apply([IndexedRecord("w1", metadata, unit_vectors(1, 8)[0], record.embedding_text())])
+    assert "w1" in _ids(live.index)
+    assert _ids(await live.current()) == {"d01", "d02", "w1"}
+    store.close()
+
+
+class BrokenStore(ChromaDecisionStore):
+    """A real store whose whole-store read hits a bug of ours (not Chroma failing)."""
+
+    def pages(self, **kwargs: object) -> Iterator[StoredPage]:
+        raise TypeError("a bug in our own code")
+
+
+async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
+    tmp_path: Path,
+) -> None:
+    store = BrokenStore(data_dir=tmp_path, collection="bug", embedding_model="t")
+    write(store, SAMPLE[:1])
+    live = LiveIndex(store)
+    with pytest.raises(RuntimeError) as caught:
+        await live.current()
+    assert isinstance(caught.value.__cause__, TypeError)
+    assert not isinstance(caught.value, StoreUnavailable)
+    store.close()
