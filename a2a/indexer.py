@@ -113,6 +113,11 @@ class Indexer:
                     vectors = self._embedder.embed_documents(documents) if changed else []
                     if in_flight is not None:
                         in_flight.result()
+                    # Asked again once the last write is done: a stop heard during it ends
+                    # the run before this batch is written (its embedding is dropped).
+                    if stop is not None and stop():
+                        summary.interrupted = True
+                        return
                     written = _Batch(batch, changed, stored, vectors, documents)
                     in_flight = pool.submit(self._write_batch, written, summary, progress)
             finally:

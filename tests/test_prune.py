@@ -11,7 +11,7 @@ from a2a.decisions.params import RecordDecisionParams
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
-from a2a.indexer import Indexer
+from a2a.indexer import Indexer, IndexSummary
 from a2a.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
 from a2a.settings import Settings
 from a2a.store import AsyncStore, ChromaDecisionStore
@@ -72,7 +72,8 @@ async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
     folder = tmp_path / "decisions"
     write_folder(folder, FILES)
     indexer = Indexer(store, embedder)
-    indexer.index([folder])
+    summary = IndexSummary()
+    indexer.write(indexer.load([folder], summary), summary)
     async_store = AsyncStore(store, timeout_seconds=30)
     service = DecisionService(async_store, embedder, StoreTable(async_store))
     params = RecordDecisionParams.model_validate({"decision": {"id": "p1", "title": "Spoken"}})
