@@ -24,6 +24,7 @@ def _query_params(query: str, filters: dict[str, Any] | None, **options: Any) ->
         "include_reasons": "includeReasons",
         "retrieval_mode": "retrievalMode",
         "explain": "explain",
+        "max_distance": "maxDistance",
     }
     params: dict[str, Any] = {"query": query}
     if filters:
@@ -86,10 +87,12 @@ class CSTPClient:
         include_reasons: bool | None = None,
         retrieval_mode: str | None = None,
         explain: bool | None = None,
+        max_distance: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
-        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
         """
         params = _query_params(
             query,
@@ -98,6 +101,7 @@ class CSTPClient:
             include_reasons=include_reasons,
             retrieval_mode=retrieval_mode,
             explain=explain,
+            max_distance=max_distance,
         )
         return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
 
@@ -174,10 +178,12 @@ class AsyncCSTPClient:
         include_reasons: bool | None = None,
         retrieval_mode: str | None = None,
         explain: bool | None = None,
+        max_distance: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
-        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
         """
         params = _query_params(
             query,
@@ -186,6 +192,7 @@ class AsyncCSTPClient:
             include_reasons=include_reasons,
             retrieval_mode=retrieval_mode,
             explain=explain,
+            max_distance=max_distance,
         )
         result = await self.call("cstp.queryDecisions", params)
         return QueryDecisionsResult.model_validate(result)
