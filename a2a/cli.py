@@ -255,7 +255,7 @@ def evaluate_command(
     from a2a.evaluation import MODES, load_queries
     from a2a.evaluation.report import EvalOptions, report_json, report_text, run_evaluation
     from a2a.evaluation.threshold import load_off_topic
-    from a2a.http.app import hybrid_config
+    from a2a.http.app import fusion_config, hybrid_config
     from a2a.query.service import QueryService
     from a2a.store import AsyncStore
 
@@ -285,6 +285,8 @@ def evaluate_command(
                 "records": summary.new + summary.updated + summary.unchanged,
                 "queries": len(labelled),
                 "index_seconds": round(time.perf_counter() - started, 1),
+                "hybrid": f"{fusion_config(settings).describe()}, "
+                f"{settings.hybrid_candidates} candidates",
             }
             store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
             service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))

@@ -92,7 +92,7 @@ def report_text(report: EvalReport, options: EvalOptions) -> str:
     h = report.header
     parts = [
         f"model {h['model']}: {h['records']} records indexed in {h['index_seconds']:.1f} s; "
-        f"{h['queries']} queries",
+        f"{h['queries']} queries" + (f"; hybrid mode: {h['hybrid']}" if "hybrid" in h else ""),
         format_table(report.modes),
     ]
     if report.fusions:

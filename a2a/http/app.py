@@ -22,6 +22,7 @@ from a2a.methods import build_methods
 from a2a.observability.logs import configure_logging
 from a2a.observability.metrics import Metrics
 from a2a.observability.middleware import RequestObserver
+from a2a.query.fusion import FusionConfig
 from a2a.query.service import HybridConfig, QueryService
 from a2a.rpc.dispatcher import Dispatcher
 from a2a.rpc.methods import Method
@@ -126,6 +127,16 @@ def hybrid_config(settings: Settings) -> HybridConfig:
         semantic_weight=settings.hybrid_semantic_weight,
         keyword_weight=settings.hybrid_keyword_weight,
         candidates=settings.hybrid_candidates,
+    )
+
+
+def fusion_config(settings: Settings) -> FusionConfig:
+    """The hybrid fusion of `settings`: CSTP_FUSION_METHOD and the CSTP_HYBRID_* parameters."""
+    return FusionConfig(
+        method=settings.fusion_method,
+        rrf_k=settings.hybrid_rrf_k,
+        semantic_weight=settings.hybrid_semantic_weight,
+        keyword_weight=settings.hybrid_keyword_weight,
     )
 
 
