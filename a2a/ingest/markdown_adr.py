@@ -379,17 +379,15 @@ def adr_passages(text: str) -> list[tuple[str, str]]:
     """
     doc = _build_doc(text)
     heading = _title_heading(doc)
-    sections = _sections(doc, None if heading is None else heading[0])
-    if not sections:
-        body = "\n".join(doc.lines[doc.body_start :]).strip()
-        return [("", body)] if body else []
-    top = min(section.level for section in sections)
+    title_line = None if heading is None else heading[0]
+    sections = _sections(doc, title_line)
+    top = min((section.level for section in sections), default=0)
     chosen = [section for section in sections if section.level == top]
-    first = chosen[0].start
+    first = chosen[0].start if chosen else len(doc.lines)
     preamble = [
         line
         for index, line in enumerate(doc.lines[doc.body_start : first], doc.body_start)
-        if heading is None or index != heading[0]
+        if index != title_line
     ]
     passages = [("", "\n".join(preamble).strip())]
     for section in chosen:
