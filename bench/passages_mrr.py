@@ -19,8 +19,9 @@ same records, top 50 of each ranking, fused by the shipped settings (`CSTP_FUSIO
 
 Cost per record: passages (vectors), vector bytes (float32), embedding time as a ratio to
 the `record` variant, and query time (dot products + best passage per record, numpy brute
-force) as a ratio to the `record` variant, all measured in the same run. `--cache DIR`
-keeps each variant's vectors (per model) so that a second run skips the embedding.
+force) as a ratio to the `record` variant, measured in the same run. `--cache DIR` keeps
+each variant's vectors and embedding seconds (per model) so that a second run skips the
+embedding; its embedding times are then those of the runs that filled the cache.
 """
 
 from __future__ import annotations
