@@ -317,15 +317,33 @@ def evaluate_command(
         str, typer.Option(metavar="MODES", help="Comma-separated retrieval modes.")
     ] = "semantic,keyword,hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_out: Annotated[
+        Path | None, typer.Option(help="Also write the JSON report to this file.")
+    ] = None,
+    folds: Annotated[
+        int, typer.Option(min=0, help="Fusion comparison: k of k-fold CV (0: skip it).")
+    ] = 5,
+    repeats: Annotated[int, typer.Option(min=1, help="CV shuffles, averaged.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the first CV shuffle.")] = 0,
+    off_topic: Annotated[
+        Path | None,
+        typer.Option(help="Off-topic queries, one a line: measure the distance threshold."),
+    ] = None,
 ) -> None:
-    """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES."""
+    """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES.
+
+    Also compares the hybrid fusion methods by k-fold cross-validation over the queries,
+    and with --off-topic measures the distance that separates a relevant best hit from noise.
+    """
     import asyncio
     import json
     import tempfile
     import time
 
-    from a2a.evaluation import MODES, evaluate, format_table, load_queries
-    from a2a.http.state import hybrid_config
+    from a2a.evaluation import MODES, load_queries
+    from a2a.evaluation.report import EvalOptions, report_json, report_text, run_evaluation
+    from a2a.evaluation.threshold import load_off_topic
+    from a2a.http.state import fusion_config, hybrid_config
     from a2a.query.service import QueryService
     from a2a.store import AsyncStore
 
@@ -335,9 +353,14 @@ def evaluate_command(
         raise typer.Exit(EXIT_SETTINGS)
     try:
         labelled = load_queries(queries)
+        noise = load_off_topic(off_topic.read_text(encoding="utf-8")) if off_topic else []
     except (OSError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
+    if folds and not 2 <= folds <= len(labelled):
+        err.print(f"[red]error:[/red] --folds must be 0 or 2..{len(labelled)} (the queries)")
+        raise typer.Exit(EXIT_SETTINGS)
+    options = EvalOptions(chosen, folds, repeats, seed, noise)
     with tempfile.TemporaryDirectory(prefix="cstp-eval-") as folder:
         overrides: dict[str, Any] = {"data_dir": folder, "chroma_url": "", "collection": "eval"}
         settings = _settings(**overrides, embedding_model=model)
@@ -345,32 +368,22 @@ def evaluate_command(
         try:
             started = time.perf_counter()
             summary = _run_index(runtime, [corpus])
-            index_seconds = time.perf_counter() - started
+            header = {
+                "model": settings.embedding_model,
+                "records": summary.new + summary.updated + summary.unchanged,
+                "queries": len(labelled),
+                "index_seconds": round(time.perf_counter() - started, 1),
+                "hybrid": f"{fusion_config(settings).describe()}, "
+                f"{settings.hybrid_candidates} candidates",
+            }
             store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
             service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))
-            reports = asyncio.run(evaluate(service, labelled, chosen))
+            report = asyncio.run(run_evaluation(service, labelled, options, header))
         finally:
             runtime.close()
-    records = summary.new + summary.updated + summary.unchanged
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "model": settings.embedding_model,
-                    "records": records,
-                    "queries": len(labelled),
-                    "index_seconds": round(index_seconds, 1),
-                    "modes": [r.as_dict() for r in reports],
-                },
-                indent=2,
-            )
-        )
-        return
-    print(
-        f"model {settings.embedding_model}: {records} records indexed in "
-        f"{index_seconds:.1f} s; {len(labelled)} queries"
-    )
-    print(format_table(reports))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report_json(report), indent=2) if as_json else report_text(report, options))
 
 
 app.command("query", cls=PlainHelpCommand, short_help="Search a running service from the shell.")(

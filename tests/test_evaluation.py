@@ -58,6 +58,9 @@ def test_eval_command_scores_every_mode_on_labelled_queries(tmp_path: Path) -> N
         },
     ]
     queries.write_text("\n".join(json.dumps(line) for line in lines))
+    off_topic = tmp_path / "off-topic.txt"
+    off_topic.write_text("# noise\noffice kitchen paint\nsourdough starter feeding\n")
+    report_file = tmp_path / "report.json"
     result = cstp(
         "eval",
         str(REPO / "examples" / "decisions"),
@@ -65,13 +68,46 @@ def test_eval_command_scores_every_mode_on_labelled_queries(tmp_path: Path) -> N
         "--json",
         "--model",
         "wordllama-l2-supercat-256",
+        "--folds",
+        "3",
+        "--repeats",
+        "2",
+        "--off-topic",
+        str(off_topic),
+        "--json-out",
+        str(report_file),
         env={},
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
+    assert json.loads(report_file.read_text()) == report
     assert report["records"] == 48 and report["queries"] == 3
     assert [m["mode"] for m in report["modes"]] == ["semantic", "keyword", "hybrid"]
     for mode in report["modes"]:
         assert 0 <= mode["mrr@10"] <= mode["recall@10"] <= 1
         # Each file holds six records, all relevant: a hit in the top 10 is certain.
         assert mode["recall@10"] == 1.0
+        assert set(mode["mrr@10_by_kind"]) == {"unlabelled"}
+    methods = {m["method"]: m for m in report["fusion"]["methods"]}
+    assert {"semantic", "keyword", "rrf", "minmax", "dbsf", "tmm"} <= set(methods)
+    assert report["fusion"]["winner"] in methods
+    for method in methods.values():
+        assert 0 <= method["cv_mrr@10"] <= 1
+        # 3 folds x 2 shuffles: six choices, each made on the other folds.
+        assert sum(method["chosen_in_folds"].values()) == 6
+    threshold = report["distance_threshold"]
+    assert len(threshold["off_topic"]) == 2 and 0 <= threshold["threshold"] <= 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--folds", "1"], "--folds"), (["--folds", "4"], "--folds"), (["--modes", "fuzzy"], "modes")],
+    ids=["one-fold", "more-folds-than-queries", "unknown-mode"],
+)
+def test_eval_command_refuses_bad_options_with_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"query": "x", "relevant": ["a"]}\n' * 3)
+    result = cstp("eval", str(tmp_path), str(queries), *args, env={})
+    assert result.returncode == 2 and message in result.stderr

@@ -25,6 +25,7 @@ def _query_params(query: str, filters: dict[str, Any] | None, **options: Any) ->
         "include_reasons": "includeReasons",
         "retrieval_mode": "retrievalMode",
         "explain": "explain",
+        "max_distance": "maxDistance",
     }
     params: dict[str, Any] = {"query": query}
     if filters:
@@ -87,10 +88,12 @@ class CSTPClient(DecisionCalls):
         include_reasons: bool | None = None,
         retrieval_mode: str | None = None,
         explain: bool | None = None,
+        max_distance: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
-        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
         """
         params = _query_params(
             query,
@@ -99,6 +102,7 @@ class CSTPClient(DecisionCalls):
             include_reasons=include_reasons,
             retrieval_mode=retrieval_mode,
             explain=explain,
+            max_distance=max_distance,
         )
         return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
 
@@ -175,10 +179,12 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         include_reasons: bool | None = None,
         retrieval_mode: str | None = None,
         explain: bool | None = None,
+        max_distance: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
-        `retrieval_mode` is "semantic" (the service's default), "keyword" or "hybrid".
+        `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
         """
         params = _query_params(
             query,
@@ -187,6 +193,7 @@ class AsyncCSTPClient(AsyncDecisionCalls):
             include_reasons=include_reasons,
             retrieval_mode=retrieval_mode,
             explain=explain,
+            max_distance=max_distance,
         )
         result = await self.call("cstp.queryDecisions", params)
         return QueryDecisionsResult.model_validate(result)

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError
+from a2a.client.precedents import match_note
 from a2a.client.table import decisions_table
 
 #: Exit codes: 0 answered, 1 the service returned an error or could not be reached.
@@ -24,12 +25,14 @@ def run_query(
     status: list[str] | None = None,
     limit: int | None = None,
     as_json: bool = False,
+    max_distance: float | None = None,
     out: Console,
     err: Console,
 ) -> int:
     """Ask the service at `url`; print the decisions on `out`, an error on `err`.
 
-    Returns the exit code. With `as_json` the JSON-RPC result is printed as sent.
+    Returns the exit code. With `as_json` the JSON-RPC result is printed as sent; else
+    the table, under the "No false confidence" note when one applies (`match_note`).
     """
     filters: dict[str, Any] = {}
     if category:
@@ -38,7 +41,9 @@ def run_query(
         filters["status"] = status
     try:
         with CSTPClient(url, token) as client:
-            result = client.query_decisions(query, filters or None, limit)
+            result = client.query_decisions(
+                query, filters or None, limit, max_distance=max_distance
+            )
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
         label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
@@ -47,5 +52,7 @@ def run_query(
     if as_json:
         out.print_json(json.dumps(result.to_wire()))
     else:
+        if note := match_note(result.decisions, max_distance=max_distance):
+            out.print(note, markup=False)
         out.print(decisions_table(result))
     return EXIT_OK

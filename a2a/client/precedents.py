@@ -9,9 +9,16 @@ from a2a.query.results import DecisionSummary
 
 #: Most precedents in one block (seed 001, Rules: "Max 5 results").
 MAX_PRECEDENTS: Final = 5
-_NO_MATCH: Final = (
+#: Cosine distance past which the best hit is likely noise, for the default model
+#: (all-minilm-l6-v2-int8). Measured by `cstp eval ... --off-topic bench/off_topic_queries.txt`:
+#: the best hits of the answered development queries lie at 0.25-0.60, those of 30
+#: off-topic queries at 0.73-0.88; 0.67 is the midpoint of the gap (README, "No false
+#: confidence"). Another model needs its own measurement.
+BROAD_MATCH_DISTANCE: Final = 0.67
+NO_MATCH: Final = (
     "No relevant precedents found. This appears to be a first-time decision in this problem space."
 )
+BROAD_MATCH: Final = "Broad match — results may be tangential"
 
 
 def _one_line(text: str | None, fallback: str) -> str:
@@ -41,22 +48,74 @@ def _entry(decision: DecisionSummary) -> list[str]:
     ]
 
 
-def render_precedents(decisions: Sequence[DecisionSummary], limit: int = MAX_PRECEDENTS) -> str:
+def within(
+    decisions: Sequence[DecisionSummary], max_distance: float | None
+) -> list[DecisionSummary]:
+    """The decisions whose cosine distance is at most `max_distance` (all when it is None).
+
+    A decision without a distance is kept: nothing says it is far.
+    """
+    if max_distance is None:
+        return list(decisions)
+    return [d for d in decisions if d.distance is None or d.distance <= max_distance]
+
+
+def is_broad(
+    decisions: Sequence[DecisionSummary], broad_match_distance: float = BROAD_MATCH_DISTANCE
+) -> bool:
+    """True when the closest decision that carries a distance is past `broad_match_distance`.
+
+    The closest, not the first: in keyword and hybrid modes the first by score may be
+    farther than another result. No decision with a distance: False (nothing to judge by).
+    """
+    distances = [d.distance for d in decisions if d.distance is not None]
+    return bool(distances) and min(distances) > broad_match_distance
+
+
+def match_note(
+    decisions: Sequence[DecisionSummary],
+    *,
+    max_distance: float | None = None,
+    broad_match_distance: float = BROAD_MATCH_DISTANCE,
+) -> str | None:
+    """The line to print above results (seed 001, Rules: "No false confidence").
+
+    `NO_MATCH` when no decision is within `max_distance` (or there are none), `BROAD_MATCH`
+    when the closest is past `broad_match_distance`, else None. `cstp query` prints it.
+    """
+    kept = within(decisions, max_distance)
+    if not kept:
+        return NO_MATCH
+    return BROAD_MATCH if is_broad(kept, broad_match_distance) else None
+
+
+def render_precedents(
+    decisions: Sequence[DecisionSummary],
+    limit: int = MAX_PRECEDENTS,
+    *,
+    max_distance: float | None = None,
+    broad_match_distance: float = BROAD_MATCH_DISTANCE,
+) -> str:
     """A Markdown block in seed 001's Phase 4 format, at most `limit` (<= 5) precedents.
 
     Each entry: `**ID** — title (category, date) [project]`, then Confidence (N/10),
     Alternatives rejected (the count of `alternative` reasons: the wire carries reason types
-    only), and Outcome. Tags are not on the wire, so no Tags line. More decisions than fit
-    add "Broad match — results may be tangential". No decisions gives the seed's
-    no-match text. Text from the store is collapsed to single lines and never interpreted.
+    only), and Outcome. Tags are not on the wire, so no Tags line. Decisions past
+    `max_distance` (cosine distance; None keeps all) are left out, as the service does with
+    `maxDistance`. "Broad match — results may be tangential" is noted under the header
+    when more decisions match than fit, or when the closest decision's distance is past
+    `broad_match_distance` (default: the measured `BROAD_MATCH_DISTANCE`). No decision
+    left gives the seed's no-match text. Text from the store is collapsed to single lines
+    and never interpreted.
     """
-    shown = list(decisions)[: max(0, min(limit, MAX_PRECEDENTS))]
+    kept = within(decisions, max_distance)
+    shown = kept[: max(0, min(limit, MAX_PRECEDENTS))]
     lines = ["---", "**Precedent Search** complete", f"Matches: {len(shown)} project-level"]
-    if len(decisions) > len(shown):
-        lines.append("Broad match — results may be tangential")
+    if len(kept) > len(shown) or is_broad(shown, broad_match_distance):
+        lines.append(BROAD_MATCH)
     lines += ["---", ""]
     if not shown:
-        return "\n".join([*lines, _NO_MATCH])
+        return "\n".join([*lines, NO_MATCH])
     lines += ["### Relevant Precedents", ""]
     for decision in shown:
         lines += [*_entry(decision), ""]

@@ -15,7 +15,7 @@ from a2a.evaluation.crossval import RepeatedCrossValidation, choose, repeated_cr
 from a2a.evaluation.metrics import CUTOFF, mean_by_kind, reciprocal_rank
 from a2a.evaluation.modes import Candidates
 from a2a.evaluation.queries import LabelledQuery
-from a2a.query.fusion import FusionConfig, fuse
+from a2a.query.fusion import FusionConfig, FusionMethod, fuse
 
 #: The semantic share of the score-based grids: weights (share, 1 - share).
 SHARES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -23,8 +23,8 @@ RRF_KS: tuple[int, ...] = (5, 10, 20, 40, 60, 100)
 RRF_SHARES: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 
-def _convex(method: str, share: float) -> FusionConfig:
-    return FusionConfig(method, 60, share, round(1 - share, 2))  # type: ignore[arg-type]
+def _convex(method: FusionMethod, share: float) -> FusionConfig:
+    return FusionConfig(method, 60, share, round(1 - share, 2))
 
 
 @dataclass(frozen=True, slots=True)

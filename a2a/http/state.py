@@ -21,6 +21,7 @@ from a2a.limits.admission import RateLimits
 from a2a.methods import build_methods
 from a2a.observability.calls import CallLog
 from a2a.observability.metrics import Metrics
+from a2a.query.fusion import FusionConfig
 from a2a.query.service import HybridConfig, QueryService
 from a2a.rpc.dispatcher import Dispatcher
 from a2a.rpc.methods import Method
@@ -110,6 +111,7 @@ def build_state(
             hybrid=hybrid_config(settings),
             index=index,
             workers=workers,
+            default_mode=settings.default_retrieval_mode,
         ),
         SimilarityService(
             store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
@@ -159,12 +161,17 @@ def live_index(settings: Settings, store: ChromaDecisionStore) -> LiveIndex:
 
 
 def hybrid_config(settings: Settings) -> HybridConfig:
-    """The reciprocal rank fusion settings of `settings`."""
-    return HybridConfig(
+    """Hybrid retrieval as the settings configure it: the fusion and the candidate depth."""
+    return HybridConfig(fusion=fusion_config(settings), candidates=settings.hybrid_candidates)
+
+
+def fusion_config(settings: Settings) -> FusionConfig:
+    """The hybrid fusion of `settings`: CSTP_FUSION_METHOD and the CSTP_HYBRID_* parameters."""
+    return FusionConfig(
+        method=settings.fusion_method,
         rrf_k=settings.hybrid_rrf_k,
         semantic_weight=settings.hybrid_semantic_weight,
         keyword_weight=settings.hybrid_keyword_weight,
-        candidates=settings.hybrid_candidates,
     )
 
 

@@ -367,3 +367,30 @@ def parse_adr(text: str, source: str) -> tuple[DecisionRecord, list[str]]:
         source=source,
     )
     return record, doc.warnings
+
+
+def adr_passages(text: str) -> list[tuple[str, str]]:
+    """An ADR's top-level sections as `(heading, text)` pairs, in file order.
+
+    The sections are those one level below the title (their subsections included), found
+    by the same scanner as `parse_adr`; text before the first of them (after the title and
+    any front matter) is a passage with heading "". Empty passages are left out. Used to
+    embed a record as several passages (bench/passages_mrr.py).
+    """
+    doc = _build_doc(text)
+    heading = _title_heading(doc)
+    title_line = None if heading is None else heading[0]
+    sections = _sections(doc, title_line)
+    top = min((section.level for section in sections), default=0)
+    chosen = [section for section in sections if section.level == top]
+    first = chosen[0].start if chosen else len(doc.lines)
+    preamble = [
+        line
+        for index, line in enumerate(doc.lines[doc.body_start : first], doc.body_start)
+        if index != title_line
+    ]
+    passages = [("", "\n".join(preamble).strip())]
+    for section in chosen:
+        title = next(text for index, _level, text in doc.headings if index == section.start)
+        passages.append((title.strip(), _section_text(doc, section)))
+    return [(title, body) for title, body in passages if body]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,9 +13,9 @@ from a2a.embeddings import Embedder
 from a2a.index import Match, SearchIndex
 from a2a.index.columns import BoolArray
 from a2a.index.sync import LiveIndex
-from a2a.query.fusion import FusedHit, reciprocal_rank_fusion
+from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
-from a2a.query.params import QueryDecisionsParams
+from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.store import AsyncStore, Hit
 from a2a.store.metadata import reason_types, summary_fields
@@ -27,11 +27,9 @@ TIE_MARGIN = 10
 
 @dataclass(frozen=True, slots=True)
 class HybridConfig:
-    """Reciprocal rank fusion settings: k, each ranking's weight, candidates per ranking."""
+    """Hybrid retrieval: how the two rankings are fused, and how deep each is read."""
 
-    rrf_k: int = 60
-    semantic_weight: float = 1.0
-    keyword_weight: float = 1.0
+    fusion: FusionConfig = field(default_factory=FusionConfig)
     candidates: int = 100
 
 
@@ -55,8 +53,10 @@ class QueryService:
         hybrid: HybridConfig | None = None,
         index: LiveIndex | None = None,
         workers: WorkerPool | None = None,
+        default_mode: RetrievalMode = "semantic",
     ) -> None:
         self._embedder = embedder
+        self._default_mode = default_mode
         self._agent_id = agent_id
         self._clock = clock
         self._hybrid = hybrid or HybridConfig()
@@ -82,14 +82,16 @@ class QueryService:
 
     def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
         vector = np.asarray(self._embedder.embed_query(params.query), dtype=np.float32)
-        max_distance: float | None = getattr(params, "max_distance", None)
+        max_distance = params.max_distance
+        # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
+        mode = params.mode_or(self._default_mode)
         with index.reading():
             mask = index.mask(params.filters)
-            if max_distance is not None and params.retrieval_mode != "semantic":
+            if max_distance is not None and mode != "semantic":
                 mask = index.within(vector, mask, max_distance)
-            if params.retrieval_mode == "keyword":
+            if mode == "keyword":
                 return self._keyword(index, vector, mask, params)
-            if params.retrieval_mode == "hybrid":
+            if mode == "hybrid":
                 return self._fused(index, vector, mask, params)
             return self._semantic(index, vector, mask, params, max_distance)
 
@@ -138,12 +140,11 @@ class QueryService:
         depth = max(self._hybrid.candidates, params.limit)
         semantic = index.semantic(vector, mask, depth)
         keyword = index.keyword(params.query, mask, depth)
-        fused = reciprocal_rank_fusion(
+        # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
+        fused = fuse(
             [Hit(m.id, {}, m.distance) for m in semantic],
             [KeywordHit(m.id, m.score or 0.0) for m in keyword],
-            k=self._hybrid.rrf_k,
-            semantic_weight=self._hybrid.semantic_weight,
-            keyword_weight=self._hybrid.keyword_weight,
+            self._hybrid.fusion,
         )[: params.limit]
         rows = {m.id: m.row for m in [*semantic, *keyword]}
         distances = dict(
@@ -166,20 +167,7 @@ class QueryService:
         ]
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
-        config = self._hybrid
-
-        def part(weight: float, rank: int | None) -> float:
-            return 0.0 if rank is None else round(weight / (config.rrf_k + rank), 6)
-
-        return {
-            "semanticRank": hit.semantic_rank,
-            "semanticScore": part(config.semantic_weight, hit.semantic_rank),
-            "distance": distance,
-            "keywordRank": hit.keyword_rank,
-            "keywordScore": part(config.keyword_weight, hit.keyword_rank),
-            "bm25": hit.bm25,
-            "rrfK": config.rrf_k,
-        }
+        return {**explain(hit, self._hybrid.fusion), "distance": distance}
 
 
 def summarize(

@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from a2a.client import CSTPClient, render_precedents
+from a2a.client.precedents import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
 from tests.conftest import ADR_CORPUS, require_shared, rpc_call
 from tests.servers import cstp, free_port, start_cstp, stop
 
@@ -137,3 +139,67 @@ def test_reindexing_the_corpus_changes_nothing(tmp_path: Path) -> None:
     second = cstp("index", str(ADR_CORPUS), env=env)
     assert first.returncode == second.returncode == 0
     assert f"0 new, 0 updated, {ADR_FILES} unchanged, 0 failed" in second.stderr
+
+
+# --- maxDistance and the "no false confidence" notes, at the measured threshold ----------
+# BROAD_MATCH_DISTANCE was measured on this corpus with the default model (README, "No
+# false confidence"): answered best hits lie below it, off-topic best hits above it.
+OFF_TOPIC = "office kitchen paint"
+ON_TOPIC, ON_TOPIC_TARGET = PARAPHRASES[1]
+
+
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+def test_off_topic_query_within_the_measured_distance_finds_nothing(
+    base_url: str, mode: str
+) -> None:
+    result = query(base_url, query=OFF_TOPIC, retrievalMode=mode, maxDistance=BROAD_MATCH_DISTANCE)
+    assert (result["decisions"], result["total"]) == ([], 0)
+
+
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+def test_on_topic_query_within_the_measured_distance_keeps_its_target(
+    base_url: str, mode: str
+) -> None:
+    result = query(
+        base_url, query=ON_TOPIC, retrievalMode=mode, maxDistance=BROAD_MATCH_DISTANCE, limit=5
+    )
+    assert ON_TOPIC_TARGET in [d["source"] for d in result["decisions"]]
+    distances = [d["distance"] for d in result["decisions"] if d["distance"] is not None]
+    assert all(d <= BROAD_MATCH_DISTANCE for d in distances)
+
+
+def test_max_distance_out_of_range_is_invalid_params(base_url: str) -> None:
+    response = httpx.post(
+        f"{base_url}/cstp",
+        json=rpc_call("cstp.queryDecisions", {"query": OFF_TOPIC, "maxDistance": 2.5}),
+        timeout=30,
+    )
+    error = response.json()["error"]
+    assert error["code"] == -32602
+    assert [e["field"] for e in error["data"]["errors"]] == ["maxDistance"]
+
+
+def test_precedents_block_notes_broad_match_for_off_topic_and_not_for_on_topic(
+    base_url: str,
+) -> None:
+    with CSTPClient(base_url) as client:
+        noise = client.query_decisions(OFF_TOPIC, limit=5, retrieval_mode="semantic")
+        found = client.query_decisions(ON_TOPIC, limit=5, retrieval_mode="semantic")
+    # The service answers the off-topic query (0.73 and farther): the block must say so.
+    assert noise.decisions and BROAD_MATCH in render_precedents(noise.decisions)
+    assert BROAD_MATCH not in render_precedents(found.decisions)
+    block = render_precedents(noise.decisions, max_distance=BROAD_MATCH_DISTANCE)
+    assert block.endswith(NO_MATCH) and "[project]" not in block
+
+
+def test_cstp_query_prints_the_broad_match_note_above_the_table(base_url: str) -> None:
+    noisy = cstp("query", OFF_TOPIC, "--url", base_url, "--limit", "3", env={})
+    assert noisy.returncode == 0, noisy.stderr
+    assert noisy.stdout.splitlines()[0] == BROAD_MATCH
+    none = cstp(
+        "query", OFF_TOPIC, "--url", base_url, "--max-distance", str(BROAD_MATCH_DISTANCE), env={}
+    )
+    assert none.returncode == 0, none.stderr
+    assert none.stdout.splitlines()[0] == NO_MATCH
+    close = cstp("query", ON_TOPIC, "--url", base_url, "--limit", "3", env={})
+    assert close.returncode == 0 and BROAD_MATCH not in close.stdout

@@ -262,6 +262,7 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
         "limit": False,
         "includeReasons": False,
         "retrievalMode": False,
+        "maxDistance": False,
         "explain": False,
     }
     assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32005}
