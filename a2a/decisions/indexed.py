@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.table import DecisionTable
 from a2a.decisions.writes import Runner, WriteListener, in_thread
 from a2a.index import IndexedRecord, SearchIndex
@@ -66,17 +67,20 @@ def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable
     with index.reading():
         rows = np.flatnonzero(index.mask(filters))
         columns = index.columns
-        # The index appends to its id list in place and replaces it on compaction, so this
-        # list keeps the ids of these rows after the lock is released.
+        # The index appends to its id list in place and replaces it on compaction, and its
+        # vocabularies only grow, so these keep answering for these rows after the lock.
         ids = index.ids
-        outcome = columns.vocabularies["outcome"]
         category = columns.vocabularies["category"]
+        categories = columns.codes("category")[rows]
+        # Score per outcome code; the last entry is for NULL (-1).
+        outcome = columns.vocabularies["outcome"]
+        scores = outcome_scores([outcome.value(code) for code in range(len(outcome))] + [None])
         return DecisionTable(
             ids=lambda wanted: np.array([ids[r] for r in rows[wanted].tolist()], dtype=np.str_),
             date_epoch=columns.date_epoch[rows],
             confidence=columns.confidence[rows],
-            outcomes=[outcome.value(int(c)) for c in columns.codes("outcome")[rows]],
-            categories=[category.value(int(c)) for c in columns.codes("category")[rows]],
+            score=scores[columns.codes("outcome")[rows]],
+            categories_of=lambda wanted: [category.value(int(c)) for c in categories[wanted]],
             mask=np.ones(len(rows), dtype=bool),
         )
 

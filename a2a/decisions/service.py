@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from a2a.decisions.calibration import calibrate, outcome_scores
+from a2a.decisions.calibration import calibrate
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.locks import KeyedLocks
@@ -158,11 +158,12 @@ class DecisionService:
     async def get_calibration(self, params: GetCalibrationParams) -> CalibrationResult:
         """Brier score, reliability bins and per-category scores of the filtered decisions."""
         table = await self._table.table(params.filters)
-        rows = np.flatnonzero(table.mask).tolist()
+        rows = np.flatnonzero(table.mask)
+        scored = rows[~np.isnan(table.confidence[rows]) & ~np.isnan(table.score[rows])]
         result = calibrate(
-            table.confidence[rows],
-            outcome_scores([table.outcomes[r] for r in rows]),
-            [table.categories[r] for r in rows],
+            table.confidence[scored],
+            table.score[scored],
+            table.categories_of(scored),
             params.bins,
         )
         return CalibrationResult.of(result)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.decisions.paging import IdsOf
+from a2a.decisions.calibration import outcome_scores
+from a2a.decisions.paging import IdsOf, Rows
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.store import AsyncStore
@@ -18,16 +19,19 @@ from a2a.store import AsyncStore
 @dataclass(frozen=True, slots=True)
 class DecisionTable:
     """One entry per row: id, date (UTC epoch seconds, NaN when absent), confidence (NaN
-    when absent), outcome and category (None when absent); `mask` marks the rows that pass
-    the filters asked for. `ids` is the id column, or gives the ids of the rows asked for
-    (see a2a.decisions.paging.page).
+    when absent), outcome score (a2a.decisions.calibration.OUTCOME_SCORES, NaN when the
+    outcome is not scored); `mask` marks the rows that pass the filters asked for.
+
+    `ids` is the id column, or gives the ids of the rows asked for (see
+    a2a.decisions.paging.page); `categories_of(rows)` gives the categories of those rows
+    (None when absent): both are read for a few rows only.
     """
 
     ids: npt.NDArray[np.str_] | IdsOf
     date_epoch: npt.NDArray[np.float64]
     confidence: npt.NDArray[np.float64]
-    outcomes: Sequence[str | None]
-    categories: Sequence[str | None]
+    score: npt.NDArray[np.float64]
+    categories_of: Callable[[Rows], list[str | None]]
     mask: npt.NDArray[np.bool_]
 
 
@@ -53,12 +57,13 @@ class StoreTable:
         """The rows passing `filters` (mask all true)."""
         rows = await self._store.get(where=to_where(filters))
         meta = [row.metadata for row in rows]
+        categories = [_text(m.get("category")) for m in meta]
         return DecisionTable(
             ids=np.array([row.id for row in rows], dtype=np.str_),
             date_epoch=np.array([_number(m.get("date_epoch")) for m in meta], dtype=np.float64),
             confidence=np.array([_number(m.get("confidence")) for m in meta], dtype=np.float64),
-            outcomes=[_text(m.get("outcome")) for m in meta],
-            categories=[_text(m.get("category")) for m in meta],
+            score=outcome_scores([_text(m.get("outcome")) for m in meta]),
+            categories_of=lambda wanted: [categories[r] for r in wanted.tolist()],
             mask=np.ones(len(rows), dtype=bool),
         )
 
