@@ -14,17 +14,30 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from a2a import exit_codes
+from a2a.cli_query import default_url
 from a2a.client.clients import CSTPClient
-from a2a.client.errors import CSTPError
+from a2a.client.errors import CSTPError, TransportError
 from a2a.query.results import DecisionMetadata
+from a2a.settings import SettingsError, load_settings
 
-#: Exit codes: 0 answered, 1 the service returned an error or could not be reached, 2 the
-#: decision file could not be read.
-EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
+#: Exit codes, as for `cstp query` (a2a.exit_codes): 0 answered, 1 the service returned an
+#: error, 2 the decision file (or a setting) could not be read, 5 the service could not be
+#: reached.
+EXIT_OK, EXIT_ERROR, EXIT_INPUT = exit_codes.OK, exit_codes.FAILED, exit_codes.SETTINGS
+EXIT_UNREACHABLE = exit_codes.UNREACHABLE
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-Url = Annotated[str, typer.Option(envvar="CSTP_URL", help="The service's base URL.")]
+Url = Annotated[
+    str | None,
+    typer.Option(
+        envvar="CSTP_URL",
+        metavar="URL",
+        help="The service's base URL; default http://CSTP_HOST:CSTP_PORT as `serve` binds.",
+        show_default=False,
+    ),
+]
 Token = Annotated[
     str | None, typer.Option(envvar="CSTP_TOKEN", help="Bearer token of the calling agent.")
 ]
@@ -36,7 +49,6 @@ MinConfidence = Annotated[float | None, typer.Option(help="Lowest confidence, in
 MaxConfidence = Annotated[float | None, typer.Option(help="Highest confidence, in [0, 1].")]
 DateAfter = Annotated[str | None, typer.Option(help="Earliest date (RFC 3339 or YYYY-MM-DD).")]
 DateBefore = Annotated[str | None, typer.Option(help="Latest date (RFC 3339 or YYYY-MM-DD).")]
-DEFAULT_URL = "http://127.0.0.1:8000"
 
 
 def _out(as_json: bool) -> Console:
@@ -45,8 +57,16 @@ def _out(as_json: bool) -> Console:
 
 
 @contextmanager
-def _client(url: str, token: str | None) -> Iterator[CSTPClient]:
-    """A client whose errors end the command with exit 1 and the error on stderr."""
+def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
+    """A client whose errors end the command with the error on stderr: exit 5 when the
+    service could not be reached, else 1. Without a URL, the address `cstp serve` binds
+    with the same settings (as `cstp query`)."""
+    if url is None:
+        try:
+            url = default_url(load_settings())
+        except SettingsError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_INPUT) from None
     try:
         with CSTPClient(url, token) as client:
             yield client
@@ -54,7 +74,8 @@ def _client(url: str, token: str | None) -> Iterator[CSTPClient]:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
         label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
         err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
-        raise typer.Exit(EXIT_ERROR) from None
+        code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
+        raise typer.Exit(code) from None
 
 
 def _filters(**given: Any) -> dict[str, Any] | None:
@@ -90,7 +111,7 @@ def read_decisions(source: str) -> list[dict[str, Any]]:
 
 def record(
     file: Annotated[str, typer.Argument(metavar="FILE|-", help="YAML or JSON decision(s).")],
-    url: Url = DEFAULT_URL,
+    url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
@@ -123,7 +144,7 @@ def review(
     reviewed_at: Annotated[
         str | None, typer.Option(help="RFC 3339 with offset; default now.")
     ] = None,
-    url: Url = DEFAULT_URL,
+    url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
@@ -141,7 +162,7 @@ def review(
 
 def get(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: Url = DEFAULT_URL,
+    url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
@@ -176,7 +197,7 @@ def list_command(
     limit: Annotated[int | None, typer.Option(help="Decisions per page (1..100).")] = None,
     cursor: Annotated[str | None, typer.Option(help="nextCursor of an earlier page.")] = None,
     every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
-    url: Url = DEFAULT_URL,
+    url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
@@ -216,7 +237,7 @@ def calibration(
     date_after: DateAfter = None,
     date_before: DateBefore = None,
     bins: Annotated[int | None, typer.Option(help="Equal-width bins over [0, 1] (2..20).")] = None,
-    url: Url = DEFAULT_URL,
+    url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:

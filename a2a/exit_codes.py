@@ -7,7 +7,8 @@ from typing import Final
 #: Done.
 OK: Final = 0
 #: `index` (and `serve --index`): some files could not be indexed, the rest were.
-#: `query`: the service answered with a JSON-RPC error (its code is printed).
+#: `query` and the decision commands (`record`, `review`, `get`, `list`, `calibration`): the
+#: service answered with a JSON-RPC error (its code is printed).
 FAILED: Final = 1
 #: A bad setting, option or argument (typer/click usage errors also exit 2).
 SETTINGS: Final = 2
@@ -15,7 +16,8 @@ SETTINGS: Final = 2
 STORE: Final = 3
 #: `serve`: the address cannot be bound (the port is in use, or not ours to take).
 ADDRESS: Final = 4
-#: `query`: the service could not be reached, or did not answer in JSON-RPC.
+#: `query` and the decision commands: the service could not be reached, or did not answer in
+#: JSON-RPC.
 UNREACHABLE: Final = 5
 #: Stopped by SIGINT / SIGTERM after finishing the batch being written (128 + signal number).
 INTERRUPTED_SIGINT: Final = 130

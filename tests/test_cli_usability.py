@@ -85,6 +85,20 @@ def test_query_of_a_service_that_is_not_there_exits_5() -> None:
     assert result.returncode == exit_codes.UNREACHABLE == 5
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["get", "x"], ["list"], ["calibration"], ["review", "x", "--outcome", "success"]],
+)
+def test_decision_commands_exit_5_when_the_service_is_not_there(command: list[str]) -> None:
+    """Reported: `cstp list` of a service that is not there exited 1, `cstp query` 5; the
+    README's exit codes are the same for every command. They also go where `cstp query`
+    goes: the address `cstp serve` binds with the same CSTP_HOST/CSTP_PORT."""
+    port = str(free_port())
+    result = RUNNER.invoke(app, command, env={"CSTP_URL": None, "CSTP_PORT": port})
+    assert result.exit_code == exit_codes.UNREACHABLE == 5, result.output
+    assert f"127.0.0.1:{port}" in result.output
+
+
 def test_query_with_an_unknown_mode_is_a_usage_error() -> None:
     result = RUNNER.invoke(app, ["query", "anything", "--mode", "fuzzy"])
     assert result.exit_code == exit_codes.SETTINGS == 2
