@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -25,6 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ADR_CORPUS = SHARED / "data" / "adr"
 DEV_QUERIES = SHARED / "data" / "queries-dev.jsonl"
+
+
+#: What `cstp index` of the ADR corpus reports: SOURCES.md (the corpus' list of repositories)
+#: is not a decision and is skipped.
+ADR_INDEX_SUMMARY = "409 new, 0 updated, 0 unchanged, 0 failed (1 files skipped)"
 
 
 def require_shared() -> None:
@@ -176,3 +182,24 @@ def rpc_call(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:
     if params is not None:
         body["params"] = params
     return body
+
+
+@pytest.fixture(scope="session")
+def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder holding the ADR corpus indexed by `cstp index` (default model), made once.
+
+    Tests that serve the corpus copy it (`copy_store`) instead of embedding the 409 ADRs again.
+    """
+    from tests.servers import cstp
+
+    require_shared()
+    data_dir = tmp_path_factory.mktemp("adr-store-template")
+    indexed = cstp("index", str(ADR_CORPUS), env={"CSTP_DATA_DIR": str(data_dir)})
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    assert ADR_INDEX_SUMMARY in indexed.stderr
+    return data_dir
+
+
+def copy_store(template: Path, data_dir: Path) -> None:
+    """Give `data_dir` its own copy of the store in `template` (no process may hold either)."""
+    shutil.copytree(template / "chroma", data_dir / "chroma")

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import ADR_CORPUS, REPO, require_shared, rpc_call
+from tests.conftest import ADR_CORPUS, REPO, copy_store, require_shared, rpc_call
 from tests.servers import cstp, free_port, start_cstp, stop
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -57,9 +57,15 @@ def chromium() -> Iterator[Any]:
 
 
 @contextmanager
-def corpus_server(data_dir: Path, **env: str) -> Iterator[str]:
-    """`cstp serve` with auth on (TOKEN) over the ADR corpus and the example decisions."""
+def corpus_server(data_dir: Path, adr_store: Path | None = None, **env: str) -> Iterator[str]:
+    """`cstp serve` with auth on (TOKEN) over the ADR corpus and the example decisions.
+
+    With `adr_store` (the session's template, tests/conftest.py) the corpus comes indexed
+    from a copy of it, and `cstp index` finds it unchanged; without, it is embedded here.
+    """
     require_shared()
+    if adr_store is not None:
+        copy_store(adr_store, data_dir)
     environment = {
         "CSTP_DATA_DIR": str(data_dir),
         "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",

@@ -7,6 +7,7 @@ same JSON-RPC call returns when made directly; never pixels, never message wordi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,9 +25,9 @@ CSP_PROBE = (
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def base_url(tmp_path_factory: pytest.TempPathFactory, adr_store: Path) -> Iterator[str]:
     require_chromium()
-    with corpus_server(tmp_path_factory.mktemp("console-store")) as url:
+    with corpus_server(tmp_path_factory.mktemp("console-store"), adr_store) as url:
         yield url
 
 

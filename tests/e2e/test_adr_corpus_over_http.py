@@ -14,7 +14,7 @@ import pytest
 
 from a2a.client import CSTPClient, render_precedents
 from a2a.client.precedents import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
-from tests.conftest import ADR_CORPUS, require_shared, rpc_call
+from tests.conftest import ADR_CORPUS, copy_store, require_shared, rpc_call
 from tests.servers import cstp, free_port, start_cstp, stop
 
 pytestmark = pytest.mark.slow
@@ -23,14 +23,10 @@ ADR_FILES = 409
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_shared()
+def base_url(tmp_path_factory: pytest.TempPathFactory, adr_store: Path) -> Iterator[str]:
     data_dir: Path = tmp_path_factory.mktemp("adr-store")
+    copy_store(adr_store, data_dir)  # the 409 ADRs, indexed once per run (tests/conftest.py)
     env = {"CSTP_DATA_DIR": str(data_dir), "CSTP_AGENT_ID": "adr-e2e"}
-    indexed = cstp("index", str(ADR_CORPUS), env=env)
-    assert indexed.returncode == 0, indexed.stderr[-3000:]
-    # SOURCES.md (the corpus' list of repositories) is not a decision and is skipped.
-    assert f"{ADR_FILES} new, 0 updated, 0 unchanged, 0 failed (1 files skipped)" in indexed.stderr
     port = free_port()
     server = start_cstp(port, env)
     try:

@@ -120,7 +120,7 @@ def test_index_stops_after_the_batch_being_written_and_reports_what_it_did(
     tmp_path: Path, chroma: tuple[subprocess.Popen[bytes], str], sig: signal.Signals, code: int
 ) -> None:
     _, chroma_url = chroma
-    total = 64 * BATCH_SIZE
+    total = 8 * BATCH_SIZE
     write_records(tmp_path / "records", total)
     env = {**os.environ, "CSTP_CHROMA_URL": chroma_url, "CSTP_DATA_DIR": str(tmp_path / "d")}
     process = subprocess.Popen(
