@@ -13,7 +13,6 @@ from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
 from a2a.store import AsyncStore
-from a2a.store.metadata import CONTENT_HASH_KEY
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -83,7 +82,7 @@ class BatchWriter:
         InvalidParams on `decision.id`. Every other item is written; result True.
         """
         fresh = [w.record.id for w in batch if not w.replace]
-        stored = {row.id: row.metadata for row in await self._store.get(ids=fresh)}
+        stored = {row.id: row.decision for row in await self._store.get(ids=fresh)}
         results: list[bool | Exception] = []
         writes: list[Written] = []
         for item in batch:
@@ -91,7 +90,7 @@ class BatchWriter:
             if known is None:
                 writes.append(item)
                 results.append(True)
-            elif known.get(CONTENT_HASH_KEY) == item.record.origin_hash:
+            elif known.content_hash == item.record.origin_hash:
                 results.append(False)
             else:
                 results.append(InvalidParams([FieldError("decision.id", ID_IN_USE)]))

@@ -19,12 +19,13 @@ from a2a.index.topk import top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
+from a2a.store.stored import StoredDecision
 
 #: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
 COMPACT_FRACTION = 0.25
 MIN_COMPACT = 1024
 #: Metadata keys kept per row as Python values (the coded and numeric ones live in columns).
-_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at")
+_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
 
 
@@ -70,7 +71,7 @@ class SearchIndex:
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
-    - `row_of(id)`, `id_of(row)`, `ids`, `metadata(row)`, `content_hash(id)`,
+    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)` (a StoredDecision), `content_hash(id)`,
       `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
       getCalibration), `alive_count`, `len()`.
     """
@@ -144,32 +145,35 @@ class SearchIndex:
         row = self._row.get(record_id)
         return None if row is None else self._updated_at[row]
 
-    def metadata(self, row: int) -> dict[str, Any]:
-        """The record's Chroma-style metadata (absent fields are absent keys).
+    def record(self, row: int) -> StoredDecision:
+        """The stored fields of the record at `row`, from the index's columns.
 
-        Holds title, category, confidence, stakes, status, outcome, date, date_epoch,
-        source, tags, reason_types, content_hash, recorded_by, recorded_at, updated_at:
-        what summaries, findSimilarDecisions and listDecisions show. Never the text.
+        Everything but `record_json` (None: the index does not keep the whole record).
+        Constant work per row: call it for the rows a result shows.
         """
-        found: dict[str, Any] = {}
-        for key in _TEXT_KEYS:
-            if (text := self._text[key][row]) is not None:
-                found[key] = text
-        for key in _LIST_KEYS:
-            if (items := self._lists[key][row]) is not None:
-                found[key] = list(items)
-        for key in FilterColumns.CODED:
-            if (value := self.columns.value(key, row)) is not None:
-                found[key] = value
         confidence = float(self.columns.confidence[row])
-        if confidence == confidence:  # not NaN
-            found["confidence"] = confidence
         epoch = float(self.columns.date_epoch[row])
-        if epoch == epoch:
-            found["date_epoch"] = int(epoch)
-        if (updated := self._updated_at[row]) is not None:
-            found["updated_at"] = updated
-        return found
+        text = self._text
+        value = self.columns.value
+        return StoredDecision(
+            id=self._ids[row],
+            title=text["title"][row],
+            category=value("category", row),
+            confidence=None if confidence != confidence else confidence,  # NaN: absent
+            stakes=value("stakes", row),
+            status=value("status", row),
+            outcome=value("outcome", row),
+            date=text["date"][row],
+            date_epoch=None if epoch != epoch else int(epoch),
+            source=text["source"][row],
+            recorded_by=value("recorded_by", row),
+            recorded_at=text["recorded_at"][row],
+            reviewed_at=text["reviewed_at"][row],
+            tags=self._lists["tags"][row] or (),
+            reason_types=self._lists["reason_types"][row] or (),
+            content_hash=text["content_hash"][row],
+            updated_at=self._updated_at[row],
+        )
 
     # -- writes ------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from a2a.index.search_index import IndexedRecord, SearchIndex
 from a2a.index.vectors import VectorDtype
 from a2a.store import ChromaDecisionStore, StoreUnavailable
-from a2a.store.chroma import UPDATED_AT_KEY, StoredPage
+from a2a.store.chroma import StoredPage
 
 log = logging.getLogger(__name__)
 
@@ -255,9 +255,9 @@ class LiveIndex:
         with self.index.reading():
             stale = [
                 row.id
-                for row in changed
-                if self.index.updated_at(row.id) != row.metadata.get(UPDATED_AT_KEY)
-                or self.index.content_hash(row.id) != row.metadata.get("content_hash")
+                for row in (stored.decision for stored in changed)
+                if self.index.updated_at(row.id) != row.updated_at
+                or self.index.content_hash(row.id) != row.content_hash
             ]
         for page in self._store.pages(ids=stale, documents=True, embeddings=True):
             self.index.upsert(_records(page))

@@ -22,7 +22,8 @@ from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
-from a2a.store.metadata import MetadataValue, to_metadata
+from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, decode, to_metadata
+from a2a.store.stored import StoredDecision
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,6 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
-#: Record metadata key: when the record was last written, epoch milliseconds, writer's clock.
-UPDATED_AT_KEY = "updated_at"
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -45,6 +44,11 @@ class StoredRecord:
     metadata: dict[str, Any]
     document: str | None = None
 
+    @property
+    def decision(self) -> StoredDecision:
+        """The record's typed fields, decoded from `metadata` on each access."""
+        return decode(self.id, self.metadata)
+
 
 @dataclass(frozen=True, slots=True)
 class StoredPage:
@@ -57,6 +61,10 @@ class StoredPage:
     metadatas: list[dict[str, Any]]
     documents: list[str] | None
     embeddings: npt.NDArray[np.float32] | None
+
+    def decisions(self) -> list[StoredDecision]:
+        """The page's records, typed (decoded from `metadatas`), in page order."""
+        return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,7 +149,7 @@ def test_an_update_replaces_the_record_and_compaction_keeps_every_answer() -> No
         hits = index.keyword("zeppelin", index.mask(None), 5000)
         assert len(hits) == MIN_COMPACT + 10
         row = index.row_of(records[0].id)
-        assert row is not None and index.metadata(row)["category"] == "moved"
+        assert row is not None and index.record(row).category == "moved"
         query = np.asarray(records[-1].embedding)
         assert index.semantic(query, index.mask(None), 1)[0].id == records[-1].id
 
@@ -165,7 +165,7 @@ def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
                 with index.reading():
                     mask = index.mask(None)
                     for match in index.keyword("kafka postgres", mask, 5):
-                        index.metadata(match.row)
+                        index.record(match.row)
         except BaseException as exc:
             errors.append(exc)
 
