@@ -9,7 +9,7 @@ from pathlib import Path
 from a2a.indexer import Indexer, IndexSummary
 from a2a.ingest import ParseError, discover
 from a2a.ingest.loader import source_for
-from a2a.store import ChromaDecisionStore
+from a2a.store import DecisionStore
 from a2a.store.stored import StoredDecision
 
 
@@ -76,7 +76,7 @@ def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
     )
 
 
-def prune(store: ChromaDecisionStore, corpus: Corpus) -> PruneSummary:
+def prune(store: DecisionStore, corpus: Corpus) -> PruneSummary:
     """Delete the stale records of `store` (read page by page, never in one call).
 
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
@@ -91,7 +91,7 @@ def prune(store: ChromaDecisionStore, corpus: Corpus) -> PruneSummary:
     return PruneSummary(removed=stale, kept_recorded=kept)
 
 
-def prune_and_report(store: ChromaDecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
+def prune_and_report(store: DecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
     """Prune `store` to the files under `paths`; one line saying what was done.
 
     Raises StoreUnavailable when Chroma fails.

@@ -10,7 +10,7 @@ from a2a.store.metadata import record_of
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
-    from a2a.store import ChromaDecisionStore
+    from a2a.store import DecisionStore
 
 #: What cstp.reviewDecision sets; carried from the stored record onto a re-indexed one.
 REVIEW_FIELDS = ("outcome", "status", "lessons", "reviewed_at")
@@ -30,9 +30,7 @@ def carry_review(record: DecisionRecord, stored: StoredDecision) -> DecisionReco
     return record.model_copy(update={**update, "origin_hash": record.content_hash()})
 
 
-def keep_reviews(
-    store: ChromaDecisionStore, records: Sequence[DecisionRecord]
-) -> list[DecisionRecord]:
+def keep_reviews(store: DecisionStore, records: Sequence[DecisionRecord]) -> list[DecisionRecord]:
     """`records` about to be rewritten by `cstp index`, each keeping its stored review.
 
     One store read for the batch; raises StoreUnavailable when Chroma fails.

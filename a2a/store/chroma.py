@@ -38,16 +38,12 @@ PAGE_SIZE = 5000
 
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
-    """A stored record: id, its Chroma metadata, and its embedded text when asked for."""
+    """A stored record: id, its fields (decoded from Chroma's metadata), and its embedded
+    text when asked for."""
 
     id: str
-    metadata: dict[str, Any]
+    decision: StoredDecision
     document: str | None = None
-
-    @property
-    def decision(self) -> StoredDecision:
-        """The record's typed fields, decoded from `metadata` on each access."""
-        return decode(self.id, self.metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +167,7 @@ class ChromaDecisionStore:
         """Stored records by `ids` and/or `where` (every record when both are None), by id.
 
         `documents=True` also returns each record's embedded text; `metadata=False` leaves
-        metadata out (`{}`), which is much cheaper when only ids are needed.
+        metadata out (every field None), which is much cheaper when only ids are needed.
         Read in pages of PAGE_SIZE, so no call grows with the store. [] for an empty store.
         """
         rows: list[StoredRecord] = []
@@ -180,7 +176,7 @@ class ChromaDecisionStore:
             if page.documents is not None:
                 texts = list(page.documents)
             rows.extend(
-                StoredRecord(id=i, metadata=m, document=d)
+                StoredRecord(id=i, decision=decode(i, m), document=d)
                 for i, m, d in zip(page.ids, page.metadatas, texts, strict=True)
             )
         return sorted(rows, key=lambda row: row.id)
@@ -243,7 +239,7 @@ class ChromaDecisionStore:
         )
 
     def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
-        """Records (id, metadata) whose `updated_at` is at or after `updated_at_ms`, paged.
+        """Records (id, fields) whose `updated_at` is at or after `updated_at_ms`, paged.
 
         Records written before `updated_at` existed have none and are never returned.
         """
