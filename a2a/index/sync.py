@@ -287,6 +287,6 @@ def _records(page: StoredPage) -> list[IndexedRecord]:
     assert page.documents is not None and page.embeddings is not None
     vectors: npt.NDArray[np.float32] = page.embeddings
     return [
-        IndexedRecord(i, m, vectors[n], d)
-        for n, (i, m, d) in enumerate(zip(page.ids, page.metadatas, page.documents, strict=True))
+        IndexedRecord(r.id, r, vectors[n], d)
+        for n, (r, d) in enumerate(zip(page.decisions(), page.documents, strict=True))
     ]

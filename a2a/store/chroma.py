@@ -278,13 +278,13 @@ class ChromaDecisionStore:
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
-    ) -> list[dict[str, MetadataValue]]:
+    ) -> list[StoredDecision]:
         """Insert or replace `records` (by id) with their vectors and embedded text.
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
         change (a2a.index.sync), then changes the collection's revision marker. Writes in
-        chunks of Chroma's max batch size. Returns the metadata written, in order.
+        chunks of Chroma's max batch size. Returns what was stored of each, in order.
         """
         if not records:
             return []
@@ -305,7 +305,7 @@ class ChromaDecisionStore:
                 documents=list(documents[start:end]),
             )
         self._bump_revision(collection)
-        return metadatas
+        return [decode(r.id, m) for r, m in zip(records, metadatas, strict=True)]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""

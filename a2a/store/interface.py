@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from a2a.records import DecisionRecord
 from a2a.store.chroma import PAGE_SIZE, StoredPage, StoredRecord
-from a2a.store.metadata import MetadataValue
+from a2a.store.stored import StoredDecision
 
 
 class DecisionStore(Protocol):
@@ -85,8 +85,8 @@ class DecisionStore(Protocol):
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
-    ) -> list[dict[str, MetadataValue]]:
-        """Insert or replace `records`; the metadata written (for the search index)."""
+    ) -> list[StoredDecision]:
+        """Insert or replace `records`; what was stored of each (for the search index)."""
         ...
 
     def delete(self, ids: Sequence[str]) -> None:
