@@ -17,7 +17,7 @@ from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
-from a2a.store import AsyncStore, Hit
+from a2a.store import AsyncStore
 from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool
 
@@ -140,7 +140,7 @@ class QueryService:
         keyword = index.keyword(params.query, mask, depth)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(
-            [Hit(m.id, {}, m.distance) for m in semantic],
+            semantic,
             [KeywordHit(m.id, m.score or 0.0) for m in keyword],
             self._hybrid.fusion,
         )[: params.limit]

@@ -141,7 +141,7 @@ class ChromaDecisionStore:
             return {}
         result = self._guarded(collection.get, ids=list(ids), include=["metadatas"])
         return {
-            i: str((m or {}).get("content_hash", ""))
+            i: decode(i, m or {}).content_hash or ""
             for i, m in zip(result["ids"], result["metadatas"], strict=True)
         }
 
