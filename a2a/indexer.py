@@ -11,7 +11,7 @@ from a2a.decisions.reviews import keep_reviews
 from a2a.embeddings import Embedder
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store import DecisionStore
 
 #: Records embedded and written per batch (capped by Chroma's max batch size). Large
 #: batches amortise Chroma's per-call cost (bench/scale_bench.py measures it); SIGTERM is
@@ -49,7 +49,7 @@ class IndexSummary:
 class Indexer:
     """Indexes decision files into a store; unchanged records are not embedded again."""
 
-    def __init__(self, store: ChromaDecisionStore, embedder: Embedder) -> None:
+    def __init__(self, store: DecisionStore, embedder: Embedder) -> None:
         self._store = store
         self._embedder = embedder
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from a2a.indexer import Indexer, IndexSummary
 from a2a.ingest import ParseError, discover
 from a2a.ingest.loader import source_for
-from a2a.store import ChromaDecisionStore
+from a2a.store import DecisionStore
+from a2a.store.stored import StoredDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +39,14 @@ class PruneRefused(Exception):
     """A path given to prune could not be read: pruning would remove everything under it."""
 
 
-def stale_ids(stored: Iterable[tuple[str, Mapping[str, Any]]], corpus: Corpus) -> list[str]:
+def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
     """Ids of stored records that came from a file (`source` set, `recorded_by` not) whose
     file is gone, or whose file no longer yields that id. Pure: tested by tables.
     """
     stale = []
-    for record_id, metadata in stored:
-        source = metadata.get("source")
-        if not isinstance(source, str) or metadata.get("recorded_by") is not None:
+    for record in stored:
+        record_id, source = record.id, record.source
+        if source is None or record.recorded_by is not None:
             continue
         if source in corpus.unreadable:
             continue
@@ -76,7 +76,7 @@ def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
     )
 
 
-def prune(store: ChromaDecisionStore, corpus: Corpus) -> PruneSummary:
+def prune(store: DecisionStore, corpus: Corpus) -> PruneSummary:
     """Delete the stale records of `store` (read page by page, never in one call).
 
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
@@ -84,14 +84,14 @@ def prune(store: ChromaDecisionStore, corpus: Corpus) -> PruneSummary:
     stale: list[str] = []
     kept = 0
     for page in store.pages(metadata=True):
-        rows = list(zip(page.ids, page.metadatas, strict=True))
+        rows = page.decisions()
         stale.extend(stale_ids(rows, corpus))
-        kept += sum(1 for _, m in rows if m.get("source") and m.get("recorded_by") is not None)
+        kept += sum(1 for r in rows if r.source and r.recorded_by is not None)
     store.delete(stale)
     return PruneSummary(removed=stale, kept_recorded=kept)
 
 
-def prune_and_report(store: ChromaDecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
+def prune_and_report(store: DecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
     """Prune `store` to the files under `paths`; one line saying what was done.
 
     Raises StoreUnavailable when Chroma fails.

@@ -29,7 +29,7 @@ from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryDecisionsParams, QueryFilters
 from a2a.query.service import QueryService
-from a2a.store.metadata import to_metadata
+from a2a.store.metadata import decode, to_metadata
 
 
 def main() -> None:
@@ -49,7 +49,12 @@ def main() -> None:
         vectors = rng.standard_normal((len(records), 256)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         batch = [
-            IndexedRecord(f"{first + i:07d}", to_metadata(r), vectors[i], r.embedding_text())
+            IndexedRecord(
+                f"{first + i:07d}",
+                decode(f"{first + i:07d}", to_metadata(r)),
+                vectors[i],
+                r.embedding_text(),
+            )
             for i, r in enumerate(records)
         ]
         index.upsert(batch)

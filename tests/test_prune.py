@@ -15,6 +15,7 @@ from a2a.indexer import Indexer, IndexSummary
 from a2a.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
 from a2a.settings import Settings
 from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.metadata import decode
 from tests.servers import cstp
 
 CORPUS = Corpus(
@@ -48,7 +49,7 @@ CORPUS = Corpus(
     ],
 )
 def test_stale_ids(record_id: str, metadata: dict[str, Any], stale: bool) -> None:
-    assert stale_ids([(record_id, metadata)], CORPUS) == ([record_id] if stale else [])
+    assert stale_ids([decode(record_id, metadata)], CORPUS) == ([record_id] if stale else [])
 
 
 def write_folder(folder: Path, files: dict[str, str]) -> None:

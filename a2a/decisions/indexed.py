@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from a2a.decisions.writes import Runner, WriteListener, in_thread
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
+from a2a.store.stored import StoredDecision
 
 
 class IndexSource(Protocol):
@@ -90,13 +91,13 @@ def index_writes(source: IndexSource, run: Runner = in_thread) -> WriteListener:
 
     async def listen(
         records: Sequence[DecisionRecord],
-        metadatas: Sequence[Mapping[str, Any]],
+        stored: Sequence[StoredDecision],
         vectors: Sequence[Sequence[float]],
         documents: Sequence[str],
     ) -> None:
         batch = [
-            IndexedRecord(r.id, m, v, d)
-            for r, m, v, d in zip(records, metadatas, vectors, documents, strict=True)
+            IndexedRecord(r.id, s, v, d)
+            for r, s, v, d in zip(records, stored, vectors, documents, strict=True)
         ]
         await run(lambda: source.apply(batch))
 

@@ -36,7 +36,7 @@ from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
 from a2a.store import AsyncStore, StoredRecord
-from a2a.store.metadata import from_metadata, summary_fields, to_metadata
+from a2a.store.metadata import as_stored, record_of
 
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
 #: least 64; at 80 bits a collision is not expected before ~10^12 decisions.
@@ -114,7 +114,7 @@ class DecisionService:
         """
         async with self._locks.hold(params.id):
             stored = await self._one(params.id, documents=True)
-            record = from_metadata(stored.id, stored.metadata)
+            record = record_of(stored.decision)
             update: dict[str, Any] = {
                 "outcome": params.outcome,
                 "status": params.status,
@@ -125,14 +125,14 @@ class DecisionService:
             reviewed = record.model_copy(update=update)
             # The embedded text has no review fields: the stored one is kept as it is.
             await self._commits.submit(Written(reviewed, stored.document, replace=True))
-        return DecisionMetadata(id=reviewed.id, **summary_fields(to_metadata(reviewed)))
+        return DecisionMetadata(id=reviewed.id, **as_stored(reviewed).summary)
 
     # -- reads -----------------------------------------------------------------------------
 
     async def get_decision(self, params: GetDecisionParams) -> DecisionResult:
         """The whole record of `params.id`; unknown id: InvalidParams on `id`."""
         stored = await self._one(params.id)
-        return DecisionResult.of(from_metadata(stored.id, stored.metadata))
+        return DecisionResult.of(record_of(stored.decision))
 
     async def list_decisions(self, params: ListDecisionsParams) -> ListDecisionsResult:
         """One page of summaries in date order; a bad cursor: InvalidParams on `cursor`."""
@@ -144,12 +144,10 @@ class DecisionService:
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
         ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
-        found = {row.id: row.metadata for row in await self._store.get(ids=ids)}
+        found = {row.id: row.decision for row in await self._store.get(ids=ids)}
         return ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
-            decisions=[
-                DecisionMetadata(id=i, **summary_fields(found[i])) for i in ids if i in found
-            ],
+            decisions=[DecisionMetadata(id=i, **found[i].summary) for i in ids if i in found],
             next_cursor=None
             if chosen.next is None
             else self._cursors.encode(chosen.next, params.order, params.filters),

@@ -56,23 +56,17 @@ class StoreTable:
     async def table(self, filters: QueryFilters | None) -> DecisionTable:
         """The rows passing `filters` (mask all true)."""
         rows = await self._store.get(where=to_where(filters))
-        meta = [row.metadata for row in rows]
-        categories = [_text(m.get("category")) for m in meta]
+        decisions = [row.decision for row in rows]
+        categories = [d.category for d in decisions]
         return DecisionTable(
-            ids=np.array([row.id for row in rows], dtype=np.str_),
-            date_epoch=np.array([_number(m.get("date_epoch")) for m in meta], dtype=np.float64),
-            confidence=np.array([_number(m.get("confidence")) for m in meta], dtype=np.float64),
-            score=outcome_scores([_text(m.get("outcome")) for m in meta]),
+            ids=np.array([d.id for d in decisions], dtype=np.str_),
+            date_epoch=np.array([_number(d.date_epoch) for d in decisions], dtype=np.float64),
+            confidence=np.array([_number(d.confidence) for d in decisions], dtype=np.float64),
+            score=outcome_scores([d.outcome for d in decisions]),
             categories_of=lambda wanted: [categories[r] for r in wanted.tolist()],
             mask=np.ones(len(rows), dtype=bool),
         )
 
 
-def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return float("nan")
-    return float(value)
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -13,7 +13,7 @@ from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
 from a2a.store import AsyncStore
-from a2a.store.metadata import CONTENT_HASH_KEY
+from a2a.store.stored import StoredDecision
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -39,12 +39,12 @@ class Runner(Protocol):
     def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
 
 
-#: Told of every batch written (records, the metadata stored for them, their vectors,
+#: Told of every batch written (records, what the store keeps of them, their vectors,
 #: their embedded texts), so an in-process index can take it in before the answers.
 WriteListener = Callable[
     [
         Sequence[DecisionRecord],
-        Sequence[Mapping[str, Any]],
+        Sequence[StoredDecision],
         Sequence[Sequence[float]],
         Sequence[str],
     ],
@@ -83,7 +83,7 @@ class BatchWriter:
         InvalidParams on `decision.id`. Every other item is written; result True.
         """
         fresh = [w.record.id for w in batch if not w.replace]
-        stored = {row.id: row.metadata for row in await self._store.get(ids=fresh)}
+        stored = {row.id: row.decision for row in await self._store.get(ids=fresh)}
         results: list[bool | Exception] = []
         writes: list[Written] = []
         for item in batch:
@@ -91,7 +91,7 @@ class BatchWriter:
             if known is None:
                 writes.append(item)
                 results.append(True)
-            elif known.get(CONTENT_HASH_KEY) == item.record.origin_hash:
+            elif known.content_hash == item.record.origin_hash:
                 results.append(False)
             else:
                 results.append(InvalidParams([FieldError("decision.id", ID_IN_USE)]))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.query.params import QueryFilters
+from a2a.store.stored import StoredDecision
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -120,15 +121,15 @@ class FilterColumns:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def append(self, metadatas: Sequence[Mapping[str, Any]]) -> int:
-        """Append one row per Chroma metadata dict; returns the first new row number."""
-        first, count = self._size, len(metadatas)
+    def append(self, decisions: Sequence[StoredDecision]) -> int:
+        """Append one row per stored decision; returns the first new row number."""
+        first, count = self._size, len(decisions)
         self._reserve(first + count)
         rows = slice(first, first + count)
         for name, vocabulary in self.vocabularies.items():
-            self._coded[name][rows] = [vocabulary.encode(m.get(name)) for m in metadatas]
-        self._confidence[rows] = [_number(m.get("confidence")) for m in metadatas]
-        self._date_epoch[rows] = [_number(m.get("date_epoch")) for m in metadatas]
+            self._coded[name][rows] = [vocabulary.encode(getattr(d, name)) for d in decisions]
+        self._confidence[rows] = [_number(d.confidence) for d in decisions]
+        self._date_epoch[rows] = [_number(d.date_epoch) for d in decisions]
         self._alive[rows] = True
         self._size += count
         self._alive_count += count
@@ -198,11 +199,8 @@ class FilterColumns:
         self._alive = _grown(self._alive, capacity, False)
 
 
-def _number(value: Any) -> float:
-    # bool is an int in Python, but Chroma keeps booleans apart from numbers.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value)
+def _number(value: float | None) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _grown(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any]:

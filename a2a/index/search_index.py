@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,21 +18,22 @@ from a2a.index.topk import top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
+from a2a.store.stored import StoredDecision
 
 #: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
 COMPACT_FRACTION = 0.25
 MIN_COMPACT = 1024
-#: Metadata keys kept per row as Python values (the coded and numeric ones live in columns).
-_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at")
+#: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
+_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
 
 
 @dataclass(frozen=True, slots=True)
 class IndexedRecord:
-    """One record to index: id, Chroma metadata, embedding (dim floats), embedded text."""
+    """One record to index: id, its stored fields, embedding (dim floats), embedded text."""
 
     id: str
-    metadata: Mapping[str, Any]
+    decision: StoredDecision
     embedding: Sequence[float] | npt.NDArray[np.floating]
     document: str
 
@@ -70,7 +70,7 @@ class SearchIndex:
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
-    - `row_of(id)`, `id_of(row)`, `ids`, `metadata(row)`, `content_hash(id)`,
+    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)` (a StoredDecision), `content_hash(id)`,
       `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
       getCalibration), `alive_count`, `len()`.
     """
@@ -144,32 +144,35 @@ class SearchIndex:
         row = self._row.get(record_id)
         return None if row is None else self._updated_at[row]
 
-    def metadata(self, row: int) -> dict[str, Any]:
-        """The record's Chroma-style metadata (absent fields are absent keys).
+    def record(self, row: int) -> StoredDecision:
+        """The stored fields of the record at `row`, from the index's columns.
 
-        Holds title, category, confidence, stakes, status, outcome, date, date_epoch,
-        source, tags, reason_types, content_hash, recorded_by, recorded_at, updated_at:
-        what summaries, findSimilarDecisions and listDecisions show. Never the text.
+        Everything but `record_json` (None: the index does not keep the whole record).
+        Constant work per row: call it for the rows a result shows.
         """
-        found: dict[str, Any] = {}
-        for key in _TEXT_KEYS:
-            if (text := self._text[key][row]) is not None:
-                found[key] = text
-        for key in _LIST_KEYS:
-            if (items := self._lists[key][row]) is not None:
-                found[key] = list(items)
-        for key in FilterColumns.CODED:
-            if (value := self.columns.value(key, row)) is not None:
-                found[key] = value
         confidence = float(self.columns.confidence[row])
-        if confidence == confidence:  # not NaN
-            found["confidence"] = confidence
         epoch = float(self.columns.date_epoch[row])
-        if epoch == epoch:
-            found["date_epoch"] = int(epoch)
-        if (updated := self._updated_at[row]) is not None:
-            found["updated_at"] = updated
-        return found
+        text = self._text
+        value = self.columns.value
+        return StoredDecision(
+            id=self._ids[row],
+            title=text["title"][row],
+            category=value("category", row),
+            confidence=None if confidence != confidence else confidence,  # NaN: absent
+            stakes=value("stakes", row),
+            status=value("status", row),
+            outcome=value("outcome", row),
+            date=text["date"][row],
+            date_epoch=None if epoch != epoch else int(epoch),
+            source=text["source"][row],
+            recorded_by=value("recorded_by", row),
+            recorded_at=text["recorded_at"][row],
+            reviewed_at=text["reviewed_at"][row],
+            tags=self._lists["tags"][row] or (),
+            reason_types=self._lists["reason_types"][row] or (),
+            content_hash=text["content_hash"][row],
+            updated_at=self._updated_at[row],
+        )
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -188,15 +191,15 @@ class SearchIndex:
         with self.lock.writing():
             self._generation += 1
             self._kill([self._row[i] for i in latest if i in self._row])
-            first = self.columns.append([record.metadata for record in batch])
+            first = self.columns.append([record.decision for record in batch])
             rows = np.arange(first, first + len(batch), dtype=np.int64)
             self._vectors.append(vectors, rows)
             self._bm25.add(terms)
-            self._tags.add([_tag_set(record.metadata) for record in batch])
+            self._tags.add([normalize_tags(record.decision.tags) for record in batch])
             for record, row in zip(batch, rows.tolist(), strict=True):
                 self._ids.append(record.id)
                 self._row[record.id] = row
-                self._store_metadata(record.metadata)
+                self._store_fields(record.decision)
             self._maybe_compact()
 
     def remove(self, ids: Sequence[str]) -> int:
@@ -219,17 +222,12 @@ class SearchIndex:
         if rows:
             self.columns.kill(rows)
 
-    def _store_metadata(self, metadata: Mapping[str, Any]) -> None:
+    def _store_fields(self, decision: StoredDecision) -> None:
         for key in _TEXT_KEYS:
-            value = metadata.get(key)
-            self._text[key].append(value if isinstance(value, str) else None)
+            self._text[key].append(getattr(decision, key))
         for key in _LIST_KEYS:
-            value = metadata.get(key)
-            items = tuple(str(v) for v in value) if isinstance(value, list) else None
-            self._lists[key].append(items)
-        updated = metadata.get("updated_at")
-        valid = isinstance(updated, int) and not isinstance(updated, bool)
-        self._updated_at.append(int(updated) if valid else None)  # type: ignore[arg-type]
+            self._lists[key].append(getattr(decision, key) or None)
+        self._updated_at.append(decision.updated_at)
 
     def _maybe_compact(self) -> None:
         dead = len(self._ids) - self.columns.alive_count
@@ -364,11 +362,6 @@ class SearchIndex:
             return np.zeros(len(mask), dtype=bool)
         equal: BoolArray = (self.columns.codes(column) == code) & mask
         return equal
-
-
-def _tag_set(metadata: Mapping[str, Any]) -> frozenset[str]:
-    tags = metadata.get("tags")
-    return normalize_tags(str(t) for t in tags) if isinstance(tags, list) else frozenset()
 
 
 def _tag_set_of(tags: tuple[str, ...] | None) -> frozenset[str]:

@@ -17,8 +17,8 @@ from threadpoolctl import threadpool_limits
 
 from a2a.index.search_index import IndexedRecord, SearchIndex
 from a2a.index.vectors import VectorDtype
-from a2a.store import ChromaDecisionStore, StoreUnavailable
-from a2a.store.chroma import UPDATED_AT_KEY, StoredPage
+from a2a.store import DecisionStore, StoreUnavailable
+from a2a.store.chroma import StoredPage
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ Status = Literal["warming", "ready", "chroma unreachable"]
 class LiveIndex:
     """A SearchIndex of one Chroma collection, loaded once and refreshed incrementally.
 
-    Load: every record, paged (ChromaDecisionStore.pages), retried with backoff while
+    Load: every record, paged (DecisionStore.pages), retried with backoff while
     Chroma is down. Freshness: each query calls `current()`, which reads the collection's
     revision marker (one cheap Chroma call; concurrent queries share one check, never one
     that started before they arrived); when it changed, only records whose `updated_at`
@@ -45,7 +45,7 @@ class LiveIndex:
 
     def __init__(
         self,
-        store: ChromaDecisionStore,
+        store: DecisionStore,
         *,
         timeout_seconds: float = 10.0,
         margin_ms: int = 10_000,
@@ -255,9 +255,9 @@ class LiveIndex:
         with self.index.reading():
             stale = [
                 row.id
-                for row in changed
-                if self.index.updated_at(row.id) != row.metadata.get(UPDATED_AT_KEY)
-                or self.index.content_hash(row.id) != row.metadata.get("content_hash")
+                for row in (record.decision for record in changed)
+                if self.index.updated_at(row.id) != row.updated_at
+                or self.index.content_hash(row.id) != row.content_hash
             ]
         for page in self._store.pages(ids=stale, documents=True, embeddings=True):
             self.index.upsert(_records(page))
@@ -287,6 +287,6 @@ def _records(page: StoredPage) -> list[IndexedRecord]:
     assert page.documents is not None and page.embeddings is not None
     vectors: npt.NDArray[np.float32] = page.embeddings
     return [
-        IndexedRecord(i, m, vectors[n], d)
-        for n, (i, m, d) in enumerate(zip(page.ids, page.metadatas, page.documents, strict=True))
+        IndexedRecord(r.id, r, vectors[n], d)
+        for n, (r, d) in enumerate(zip(page.decisions(), page.documents, strict=True))
     ]

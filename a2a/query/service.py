@@ -17,8 +17,8 @@ from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
-from a2a.store import AsyncStore, Hit
-from a2a.store.metadata import reason_types, summary_fields
+from a2a.store import AsyncStore
+from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool
 
 #: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
@@ -108,8 +108,7 @@ class QueryService:
             matches = [m for m in matches if m.distance <= max_distance]
         return [
             summarize(
-                m.id,
-                index.metadata(m.row),
+                index.record(m.row),
                 params.include_reasons,
                 distance=m.distance,
                 explain={"distance": m.distance} if params.explain else None,
@@ -124,8 +123,7 @@ class QueryService:
         distances = index.distances(vector, [m.row for m in matches])
         return [
             summarize(
-                m.id,
-                index.metadata(m.row),
+                index.record(m.row),
                 params.include_reasons,
                 distance=distance,
                 score=m.score,
@@ -142,7 +140,7 @@ class QueryService:
         keyword = index.keyword(params.query, mask, depth)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(
-            [Hit(m.id, {}, m.distance) for m in semantic],
+            semantic,
             [KeywordHit(m.id, m.score or 0.0) for m in keyword],
             self._hybrid.fusion,
         )[: params.limit]
@@ -156,8 +154,7 @@ class QueryService:
         )
         return [
             summarize(
-                hit.id,
-                index.metadata(rows[hit.id]),
+                index.record(rows[hit.id]),
                 params.include_reasons,
                 distance=distances[hit.id],
                 score=hit.score,
@@ -171,8 +168,7 @@ class QueryService:
 
 
 def summarize(
-    record_id: str,
-    meta: dict[str, Any],
+    record: StoredDecision,
     include_reasons: bool,
     *,
     distance: float | None = None,
@@ -181,10 +177,10 @@ def summarize(
 ) -> DecisionSummary:
     """The wire summary of one stored record; fields the record lacks are None."""
     return DecisionSummary(
-        id=record_id,
-        **summary_fields(meta),
+        id=record.id,
+        **record.summary,
         distance=distance,
-        reasons=reason_types(meta) if include_reasons else None,
+        reasons=list(record.reason_types) if include_reasons else None,
         score=score,
         explain=explain,
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, 
 from a2a.similarity.scoring import Profile, Scored, normalize_tags, rank_by_score
 from a2a.similarity.weights import SimilarityWeights
 from a2a.store import AsyncStore
-from a2a.store.metadata import summary_fields
+from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool
 
 
@@ -79,13 +78,13 @@ class SimilarityService:
                 if own is None:
                     missing = FieldError("decisionId", "no stored decision has this id")
                     raise InvalidParams([missing])
-                probe = stored_profile(index.metadata(own))
+                probe = stored_profile(index.record(own))
                 mask[own] = False
             rows = self._candidates(index, probe, mask, params.limit)
-            metadata = {index.id_of(row): index.metadata(row) for row in rows}
-        candidates = ((i, stored_profile(m)) for i, m in metadata.items())
+            records = {index.id_of(row): index.record(row) for row in rows}
+        candidates = ((i, stored_profile(r)) for i, r in records.items())
         ranked = rank_by_score(probe, candidates, self._weights, params.limit)
-        return [summarize(s, metadata[s.id]) for s in ranked], probe
+        return [summarize(s, records[s.id]) for s in ranked], probe
 
     def _candidates(
         self, index: SearchIndex, probe: Profile, mask: np.ndarray, limit: int
@@ -114,31 +113,21 @@ def proposal_profile(proposal: Proposal) -> Profile:
     )
 
 
-def stored_profile(metadata: dict[str, Any]) -> Profile:
-    """The profile of a stored record from its Chroma metadata (absent keys are absent)."""
+def stored_profile(record: StoredDecision) -> Profile:
+    """The profile of a stored record: its tags (normalised), category and stakes."""
     return Profile(
-        tags=normalize_tags(_stored_tags(metadata)),
-        category=_text(metadata.get("category")),
-        stakes=_text(metadata.get("stakes")),
+        tags=normalize_tags(record.tags),
+        category=record.category,
+        stakes=record.stakes,
     )
 
 
-def summarize(scored: Scored, metadata: dict[str, Any]) -> SimilarDecision:
+def summarize(scored: Scored, record: StoredDecision) -> SimilarDecision:
     """The wire summary of one ranked record; fields the record lacks are None."""
     return SimilarDecision(
         id=scored.id,
-        **summary_fields(metadata),
-        tags=_stored_tags(metadata),
+        **record.summary,
+        tags=list(record.tags),
         score=scored.score,
         score_components=scored.components,
     )
-
-
-def _stored_tags(metadata: dict[str, Any]) -> list[str]:
-    stored = metadata.get("tags")
-    # Chroma keeps a list; an empty one is stored as an absent key (a2a.store.metadata).
-    return [str(tag) for tag in stored] if isinstance(stored, list) else []
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

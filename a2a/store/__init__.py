@@ -6,7 +6,9 @@ from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.store.interface import DecisionStore
 from a2a.store.lock import EmbeddedStoreLock
+from a2a.store.stored import StoredDecision
 
 
 def open_store(settings: Settings) -> ChromaDecisionStore:
@@ -24,11 +26,13 @@ def open_store(settings: Settings) -> ChromaDecisionStore:
 __all__ = [
     "AsyncStore",
     "ChromaDecisionStore",
+    "DecisionStore",
     "EmbeddedStoreLock",
     "EmbeddingModelMismatch",
     "Hit",
     "StoreLocked",
     "StoreUnavailable",
+    "StoredDecision",
     "StoredRecord",
     "open_store",
 ]

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
+from a2a.store.chroma import StoredRecord
 from a2a.store.errors import StoreUnavailable
+from a2a.store.interface import DecisionStore
 from a2a.workers import WorkerPool
 
 T = TypeVar("T")
 
 
 class AsyncStore:
-    """Async face of ChromaDecisionStore: blocking calls run in `workers`.
+    """Async face of a DecisionStore: blocking calls run in `workers`.
 
     A call that outlives `timeout_seconds`, counted from the moment a worker thread starts
     it, raises StoreUnavailable (CSTP -32003); the wait for a free thread is not Chroma's
@@ -24,7 +25,7 @@ class AsyncStore:
 
     def __init__(
         self,
-        store: ChromaDecisionStore,
+        store: DecisionStore,
         timeout_seconds: float,
         workers: WorkerPool | None = None,
         on_error: Callable[[str], None] | None = None,
@@ -34,12 +35,6 @@ class AsyncStore:
         self.workers = workers or WorkerPool(threads=8, queue=1_000_000, max_wait_seconds=3600)
         self._timeout = timeout_seconds
         self._on_error = on_error or (lambda kind: None)
-
-    async def query(
-        self, embedding: Sequence[float], where: dict[str, Any] | None, n_results: int
-    ) -> list[Hit]:
-        """See ChromaDecisionStore.query."""
-        return await self._run(lambda: self.sync.query(embedding, where, n_results))
 
     async def get(
         self,

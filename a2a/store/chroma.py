@@ -22,7 +22,8 @@ from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
-from a2a.store.metadata import MetadataValue, to_metadata
+from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, decode, to_metadata
+from a2a.store.stored import StoredDecision
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,6 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
-#: Record metadata key: when the record was last written, epoch milliseconds, writer's clock.
-UPDATED_AT_KEY = "updated_at"
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -39,10 +38,11 @@ PAGE_SIZE = 5000
 
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
-    """A stored record: id, its Chroma metadata, and its embedded text when asked for."""
+    """A stored record: id, its fields (decoded from Chroma's metadata), and its embedded
+    text when asked for."""
 
     id: str
-    metadata: dict[str, Any]
+    decision: StoredDecision
     document: str | None = None
 
 
@@ -57,6 +57,10 @@ class StoredPage:
     metadatas: list[dict[str, Any]]
     documents: list[str] | None
     embeddings: npt.NDArray[np.float32] | None
+
+    def decisions(self) -> list[StoredDecision]:
+        """The page's records, typed (decoded from `metadatas`), in page order."""
+        return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +141,7 @@ class ChromaDecisionStore:
             return {}
         result = self._guarded(collection.get, ids=list(ids), include=["metadatas"])
         return {
-            i: str((m or {}).get("content_hash", ""))
+            i: decode(i, m or {}).content_hash or ""
             for i, m in zip(result["ids"], result["metadatas"], strict=True)
         }
 
@@ -163,7 +167,7 @@ class ChromaDecisionStore:
         """Stored records by `ids` and/or `where` (every record when both are None), by id.
 
         `documents=True` also returns each record's embedded text; `metadata=False` leaves
-        metadata out (`{}`), which is much cheaper when only ids are needed.
+        metadata out (every field None), which is much cheaper when only ids are needed.
         Read in pages of PAGE_SIZE, so no call grows with the store. [] for an empty store.
         """
         rows: list[StoredRecord] = []
@@ -172,7 +176,7 @@ class ChromaDecisionStore:
             if page.documents is not None:
                 texts = list(page.documents)
             rows.extend(
-                StoredRecord(id=i, metadata=m, document=d)
+                StoredRecord(id=i, decision=decode(i, m), document=d)
                 for i, m, d in zip(page.ids, page.metadatas, texts, strict=True)
             )
         return sorted(rows, key=lambda row: row.id)
@@ -235,7 +239,7 @@ class ChromaDecisionStore:
         )
 
     def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
-        """Records (id, metadata) whose `updated_at` is at or after `updated_at_ms`, paged.
+        """Records (id, fields) whose `updated_at` is at or after `updated_at_ms`, paged.
 
         Records written before `updated_at` existed have none and are never returned.
         """
@@ -274,13 +278,13 @@ class ChromaDecisionStore:
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
-    ) -> list[dict[str, MetadataValue]]:
+    ) -> list[StoredDecision]:
         """Insert or replace `records` (by id) with their vectors and embedded text.
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
         change (a2a.index.sync), then changes the collection's revision marker. Writes in
-        chunks of Chroma's max batch size. Returns the metadata written, in order.
+        chunks of Chroma's max batch size. Returns what was stored of each, in order.
         """
         if not records:
             return []
@@ -301,7 +305,7 @@ class ChromaDecisionStore:
                 documents=list(documents[start:end]),
             )
         self._bump_revision(collection)
-        return metadatas
+        return [decode(r.id, m) for r, m in zip(records, metadatas, strict=True)]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""

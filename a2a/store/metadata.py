@@ -1,12 +1,14 @@
-"""Decision record <-> Chroma metadata: flat scalars and non-empty lists, no nulls."""
+"""Decision record -> Chroma metadata -> StoredDecision: flat scalars and non-empty lists."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from a2a.records import DecisionRecord, Reason
+from a2a.store.stored import StoredDecision
 
 # Chroma rejects None values and empty lists in metadata, so a missing field is an absent
 # key; range and `$in` filters then never match it, which is the contract for null fields.
@@ -17,18 +19,9 @@ RECORD_KEY: Final = "record"
 #: Metadata key of the hash of what the record was written from (a file's record, or the
 #: decision a recordDecision call sent); a review leaves it unchanged.
 CONTENT_HASH_KEY: Final = "content_hash"
-#: Summary fields every result list shows, in wire order (snake_case metadata keys).
-SUMMARY_KEYS: Final = (
-    "title",
-    "category",
-    "confidence",
-    "stakes",
-    "status",
-    "outcome",
-    "date",
-    "source",
-    "recorded_by",
-)
+#: Metadata key: when the record was last written, epoch milliseconds, writer's clock
+#: (stamped by the store on every write, a2a.store.chroma).
+UPDATED_AT_KEY: Final = "updated_at"
 
 
 def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
@@ -68,45 +61,83 @@ def record_json(record: DecisionRecord) -> str:
     )
 
 
-def from_metadata(record_id: str, metadata: dict[str, Any]) -> DecisionRecord:
-    """The record kept in `metadata`, with `origin_hash` set from `content_hash`.
+def decode(record_id: str, metadata: Mapping[str, Any]) -> StoredDecision:
+    """The typed fields of one record's Chroma metadata: the one place it is read.
+
+    A value of the wrong type reads as absent (None, or `()` for lists). `reason_types`
+    stored as a JSON-encoded list (written by hand) is read as that list.
+    """
+    return StoredDecision(
+        id=record_id,
+        title=_text(metadata.get("title")),
+        category=_text(metadata.get("category")),
+        confidence=_number(metadata.get("confidence")),
+        stakes=_text(metadata.get("stakes")),
+        status=_text(metadata.get("status")),
+        outcome=_text(metadata.get("outcome")),
+        date=_text(metadata.get("date")),
+        date_epoch=_integer(metadata.get("date_epoch")),
+        source=_text(metadata.get("source")),
+        recorded_by=_text(metadata.get("recorded_by")),
+        recorded_at=_text(metadata.get("recorded_at")),
+        reviewed_at=_text(metadata.get("reviewed_at")),
+        tags=_strings(metadata.get("tags")),
+        reason_types=_reason_types(metadata.get("reason_types")),
+        content_hash=_text(metadata.get(CONTENT_HASH_KEY)),
+        updated_at=_integer(metadata.get(UPDATED_AT_KEY)),
+        record_json=_text(metadata.get(RECORD_KEY)),
+    )
+
+
+def as_stored(record: DecisionRecord) -> StoredDecision:
+    """`record` as the store keeps it (`updated_at` None: stamped by the store's write)."""
+    return decode(record.id, to_metadata(record))
+
+
+def from_metadata(record_id: str, metadata: Mapping[str, Any]) -> DecisionRecord:
+    """The record kept in `metadata`: `record_of(decode(record_id, metadata))`."""
+    return record_of(decode(record_id, metadata))
+
+
+def record_of(stored: StoredDecision) -> DecisionRecord:
+    """The whole record of `stored`, with `origin_hash` set from its `content_hash`.
 
     A record stored before records were kept whole (or whose JSON does not read back) is
     rebuilt from its flat fields: no context, decision or reason texts until the next
     `cstp index` of its file.
     """
-    stored_hash = metadata.get(CONTENT_HASH_KEY)
-    origin = stored_hash if isinstance(stored_hash, str) else None
-    text = metadata.get(RECORD_KEY)
-    if isinstance(text, str):
+    origin = stored.content_hash
+    if stored.record_json is not None:
         try:
-            record = DecisionRecord.model_validate_json(text)
+            record = DecisionRecord.model_validate_json(stored.record_json)
         except ValueError:
             pass
         else:
-            if record.id == record_id:
+            if record.id == stored.id:
                 return record.model_copy(update={"origin_hash": origin})
-    return _from_flat_fields(record_id, metadata, origin)
+    return _from_flat_fields(stored)
 
 
-def _from_flat_fields(
-    record_id: str, metadata: dict[str, Any], origin: str | None
-) -> DecisionRecord:
-    fields = {key: metadata.get(key) for key in SUMMARY_KEYS if key != "date"}
-    for key in ("date", "recorded_at", "reviewed_at"):
-        value = metadata.get(key)
-        fields[key] = datetime.fromisoformat(value) if isinstance(value, str) else None
-    fields["title"] = fields["title"] or record_id
-    tags = metadata.get("tags")
+def _from_flat_fields(stored: StoredDecision) -> DecisionRecord:
     return DecisionRecord.model_construct(
-        id=record_id,
-        **fields,
-        reasons=[Reason(type=t) for t in reason_types(metadata)],
-        tags=[str(t) for t in tags] if isinstance(tags, list) else [],
+        id=stored.id,
+        title=stored.title or stored.id,
+        category=stored.category,
+        confidence=stored.confidence,
+        stakes=stored.stakes,
+        status=stored.status,
+        outcome=stored.outcome,
+        source=stored.source,
+        recorded_by=stored.recorded_by,
+        date=_moment(stored.date),
+        recorded_at=_moment(stored.recorded_at),
+        reviewed_at=_moment(stored.reviewed_at),
+        reasons=[Reason(type=t) for t in stored.reason_types],
+        tags=list(stored.tags),
         context=None,
         decision=None,
         lessons=None,
-        origin_hash=origin,
+        origin_hash=stored.content_hash,
     )
 
 
@@ -117,14 +148,29 @@ def format_date(value: datetime) -> str:
     return f"{utc.year:04d}-{utc.strftime('%m-%dT%H:%M:%S')}Z"
 
 
-def summary_fields(metadata: dict[str, Any]) -> dict[str, Any]:
-    """The metadata every result summary shows, None where the record lacks a field."""
-    return {key: metadata.get(key) for key in SUMMARY_KEYS}
+def _moment(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
 
 
-def reason_types(metadata: dict[str, Any]) -> list[str]:
-    """The reason types stored for a record, `[]` when it has none."""
-    stored = metadata.get("reason_types")
-    if isinstance(stored, str):  # tolerate a JSON-encoded list written by hand
-        stored = json.loads(stored)
-    return [str(item) for item in stored or []]
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, list) else ()
+
+
+def _reason_types(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):  # tolerate a JSON-encoded list written by hand
+        value = json.loads(value)
+    return _strings(value)

@@ -13,7 +13,7 @@ from a2a.embeddings import Embedder
 from a2a.errors import InvalidParams
 from a2a.records import DecisionRecord
 from a2a.store import AsyncStore, ChromaDecisionStore
-from a2a.store.metadata import from_metadata
+from a2a.store.metadata import record_of
 from tests.conftest import SAMPLE, index_records
 
 
@@ -31,7 +31,7 @@ def record_params(record_id: str, title: str) -> RecordDecisionParams:
 
 def stored(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     (row,) = store.get(ids=[record_id])
-    return from_metadata(row.id, row.metadata)
+    return record_of(row.decision)
 
 
 @pytest.mark.parametrize("rounds", [20])

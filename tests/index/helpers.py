@@ -28,10 +28,8 @@ def index_of(store: ChromaDecisionStore) -> SearchIndex:
         assert page.documents is not None and page.embeddings is not None
         index.upsert(
             [
-                IndexedRecord(i, m, e, d)
-                for i, m, e, d in zip(
-                    page.ids, page.metadatas, page.embeddings, page.documents, strict=True
-                )
+                IndexedRecord(r.id, r, e, d)
+                for r, e, d in zip(page.decisions(), page.embeddings, page.documents, strict=True)
             ]
         )
     return index

@@ -16,6 +16,8 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
 from a2a.index.tokens import analyze
 from a2a.index.vectors import GATHER_BELOW
+from a2a.store.metadata import decode
+from a2a.store.stored import StoredDecision
 from tests.conftest import ADR_CORPUS, require_shared
 from tests.index.helpers import unit_vectors
 
@@ -42,7 +44,10 @@ def _synthetic(count: int, dim: int = 16, seed: int = 1) -> list[IndexedRecord]:
     for i in range(count):
         words = rng.choice(WORDS, size=int(rng.integers(0, 8)))
         metadata = {"title": f"r{i}", "category": f"c{i % 7}", "confidence": float(i % 11) / 10}
-        records.append(IndexedRecord(f"r{i:05d}", metadata, vectors[i], " ".join(words)))
+        record_id = f"r{i:05d}"
+        records.append(
+            IndexedRecord(record_id, decode(record_id, metadata), vectors[i], " ".join(words))
+        )
     return records
 
 
@@ -113,7 +118,12 @@ def test_bm25_scores_match_bm25s_on_the_adr_corpus() -> None:
     texts = [p.read_text(encoding="utf-8") for p in sorted(Path(ADR_CORPUS).rglob("*.md"))]
     index = SearchIndex()
     vectors = unit_vectors(len(texts), 4)
-    index.upsert([IndexedRecord(f"{i:04d}", {}, vectors[i], t) for i, t in enumerate(texts)])
+    index.upsert(
+        [
+            IndexedRecord(f"{i:04d}", StoredDecision(f"{i:04d}"), vectors[i], t)
+            for i, t in enumerate(texts)
+        ]
+    )
     reference = bm25s.BM25()
     stemmer = Stemmer.Stemmer("english")
     tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
@@ -132,7 +142,7 @@ def test_bm25_scores_match_bm25s_on_the_adr_corpus() -> None:
 
 def test_a_store_whose_text_has_no_terms_answers_keyword_queries_with_nothing() -> None:
     index = SearchIndex()
-    index.upsert([IndexedRecord("a", {"title": "A"}, [1.0, 0.0], "A")])
+    index.upsert([IndexedRecord("a", StoredDecision("a", title="A"), [1.0, 0.0], "A")])
     with index.reading():
         assert index.keyword("A", index.mask(None), 5) == []
         assert index.keyword("anything at all", index.mask(None), 5) == []
@@ -142,14 +152,17 @@ def test_an_update_replaces_the_record_and_compaction_keeps_every_answer() -> No
     index = SearchIndex()
     records = _synthetic(MIN_COMPACT * 2)
     index.upsert(records)
-    moved = [IndexedRecord(r.id, {"category": "moved"}, r.embedding, "zeppelin") for r in records]
+    moved = [
+        IndexedRecord(r.id, StoredDecision(r.id, category="moved"), r.embedding, "zeppelin")
+        for r in records
+    ]
     index.upsert(moved[: MIN_COMPACT + 10])  # enough tombstones to compact
     assert len(index) == len(records) and index.alive_count == len(records)
     with index.reading():
         hits = index.keyword("zeppelin", index.mask(None), 5000)
         assert len(hits) == MIN_COMPACT + 10
         row = index.row_of(records[0].id)
-        assert row is not None and index.metadata(row)["category"] == "moved"
+        assert row is not None and index.record(row).category == "moved"
         query = np.asarray(records[-1].embedding)
         assert index.semantic(query, index.mask(None), 1)[0].id == records[-1].id
 
@@ -165,7 +178,7 @@ def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
                 with index.reading():
                     mask = index.mask(None)
                     for match in index.keyword("kafka postgres", mask, 5):
-                        index.metadata(match.row)
+                        index.record(match.row)
         except BaseException as exc:
             errors.append(exc)
 
@@ -195,7 +208,9 @@ def test_float16_vectors_rescored_exactly_give_the_float32_answer(which: int) ->
 
 def test_cached_keyword_statistics_follow_every_write() -> None:
     docs = ["kafka broker", "kafka kafka queue", "postgres index", "kafka cache shard"]
-    records = [IndexedRecord(f"k{i}", {}, [1.0, 0.0], d) for i, d in enumerate(docs)]
+    records = [
+        IndexedRecord(f"k{i}", StoredDecision(f"k{i}"), [1.0, 0.0], d) for i, d in enumerate(docs)
+    ]
     grown = SearchIndex()
     grown.upsert(records[:3])
     with grown.reading():

@@ -59,8 +59,8 @@ async def test_same_process_writes_are_searchable_before_any_freshness_check(
     live = LiveIndex(store)
     await live.current()
     record = DecisionRecord(id="w1", title="Written by this process")
-    (metadata,) = store.upsert([record], unit_vectors(1, 8), [record.embedding_text()])
-    live.apply([IndexedRecord("w1", metadata, unit_vectors(1, 8)[0], record.embedding_text())])
+    (stored,) = store.upsert([record], unit_vectors(1, 8), [record.embedding_text()])
+    live.apply([IndexedRecord("w1", stored, unit_vectors(1, 8)[0], record.embedding_text())])
     assert "w1" in _ids(live.index)
     assert _ids(await live.current()) == {"d01", "d02", "w1"}
     store.close()

@@ -71,7 +71,7 @@ def test_get_returns_records_by_id_or_where_sorted_by_id(
     index_records(store, embedder, SAMPLE)
     assert [r.id for r in store.get(where={"stakes": {"$in": ["low"]}})] == ["d03", "d05"]
     (row,) = store.get(ids=["d04"], documents=True)
-    assert row.metadata["category"] == "security"
+    assert row.decision.category == "security"
     assert row.document is not None and row.document.startswith("Encrypt customer exports")
     assert [r.id for r in store.get()] == sorted(r.id for r in SAMPLE)
 

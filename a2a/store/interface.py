@@ -1,0 +1,98 @@
+"""DecisionStore: the store methods the services, the search index and the CLI call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.records import DecisionRecord
+from a2a.store.chroma import PAGE_SIZE, StoredPage, StoredRecord
+from a2a.store.stored import StoredDecision
+
+
+class DecisionStore(Protocol):
+    """The system of record for decisions (ChromaDecisionStore is the one implementation).
+
+    Reads return typed records (`StoredRecord.decision`, `StoredPage.decisions()`): no
+    caller outside `a2a.store` and `a2a.index` reads Chroma's metadata dicts. Blocking:
+    call from a worker thread (a2a.store.AsyncStore). Chroma failing raises
+    StoreUnavailable; a collection built with another model EmbeddingModelMismatch.
+    See ChromaDecisionStore for each method's shapes.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the records live: a server URL or a folder."""
+        ...
+
+    def get(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        documents: bool = False,
+        metadata: bool = True,
+    ) -> list[StoredRecord]:
+        """Records by `ids` and/or a Chroma `where` (all when both are None), by id."""
+        ...
+
+    def pages(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        documents: bool = False,
+        metadata: bool = True,
+        embeddings: bool = False,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[StoredPage]:
+        """The same records, page by page (for whole-store reads)."""
+        ...
+
+    def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
+        """Records written at or after `updated_at_ms` (epoch ms)."""
+        ...
+
+    def content_hashes(self, ids: Sequence[str]) -> dict[str, str]:
+        """Stored content hash per id of `ids` that exists."""
+        ...
+
+    def ids(self) -> list[str]:
+        """Every stored id."""
+        ...
+
+    def count(self) -> int:
+        """Number of records stored."""
+        ...
+
+    def revision(self) -> str | None:
+        """A marker that changes on every write by any process; None before the first."""
+        ...
+
+    def check(self) -> None:
+        """Return when the store answers; raise StoreUnavailable otherwise."""
+        ...
+
+    def max_batch_size(self) -> int:
+        """The most records one `upsert` call writes at once."""
+        ...
+
+    def upsert(
+        self,
+        records: Sequence[DecisionRecord],
+        embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
+        documents: Sequence[str],
+    ) -> list[StoredDecision]:
+        """Insert or replace `records`; what was stored of each (for the search index)."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove `ids` (absent ids are ignored)."""
+        ...
+
+    def close(self) -> None:
+        """Drop the connection; the next call connects again."""
+        ...
