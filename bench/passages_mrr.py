@@ -45,15 +45,16 @@ import numpy as np
 
 from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
 from a2a.evaluation import LabelledQuery, load_queries, mean_by_kind, recall_at, reciprocal_rank
-from a2a.http.app import fusion_config
+from a2a.http.state import fusion_config
+from a2a.index.bm25 import BM25Index
+from a2a.index.tokens import analyze, analyze_all
 from a2a.ingest import discover, load_file
 from a2a.ingest.markdown_adr import adr_passages
 from a2a.query.fusion import fuse
-from a2a.query.keyword import KeywordHit, KeywordIndex
+from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
 from a2a.settings import load_settings
-from a2a.store import StoredRecord
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CHUNK_WORDS = 180
@@ -164,18 +165,26 @@ def passes(record: DecisionRecord, filters: dict[str, Any] | None) -> bool:
 
 @dataclass
 class Keyword:
-    """BM25 over the records' embedded text: the service's own keyword index."""
+    """BM25 over the records' embedded text: the service's own BM25 (a2a.index.bm25)."""
 
-    index: KeywordIndex
+    index: BM25Index
     ids: list[str]
 
     @classmethod
     def of(cls, corpus: Corpus) -> Keyword:
-        stored = [StoredRecord(r.id, {}, r.embedding_text()) for r in corpus.records]
-        return cls(KeywordIndex(stored, None), [r.id for r in corpus.records])
+        index = BM25Index()
+        index.add(analyze_all([r.embedding_text() for r in corpus.records]))
+        return cls(index, [r.id for r in corpus.records])
 
     def search(self, query: str, allowed: list[int]) -> list[KeywordHit]:
-        return self.index.search(query, DEPTH, {self.ids[i] for i in allowed})
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[allowed] = True
+        alive = np.ones(len(self.ids), dtype=bool)
+        rows, scores = self.index.scores(analyze(query), mask, alive)
+        hits = [
+            KeywordHit(self.ids[r], round(float(v), 6)) for r, v in zip(rows, scores, strict=True)
+        ]
+        return sorted(hits, key=lambda hit: (-hit.score, hit.id))[:DEPTH]
 
 
 @dataclass
