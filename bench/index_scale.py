@@ -28,7 +28,7 @@ from scale_bench import FAST, FILTERS, MODES, exact_top, keyword_floor, rss_mib
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryDecisionsParams, QueryFilters
-from a2a.query.service import QueryService
+from a2a.query.service import HybridConfig, QueryService
 from a2a.store.metadata import decode, to_metadata
 
 
@@ -73,10 +73,12 @@ def main() -> None:
         show_progress=False,
     )
     del documents
+    # The service's answer on this index alone: no Chroma, no LiveIndex, no worker hop.
     service = QueryService.__new__(QueryService)
-    service._embedder, service._hybrid = (
+    service._embedder, service._hybrid, service._default_mode = (
         embedder,
-        __import__("a2a.query.service", fromlist=["HybridConfig"]).HybridConfig(),
+        HybridConfig(),
+        "semantic",
     )
     with index.reading():
         vectors = np.asarray(index._vectors.matrix)
