@@ -35,7 +35,7 @@ from a2a.errors import FieldError, InvalidParams
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
-from a2a.store import AsyncStore, StoredRecord
+from a2a.store import AsyncStore, StoredRecord, StoreUnavailable
 from a2a.store.metadata import from_metadata, summary_fields, to_metadata
 
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
@@ -87,7 +87,9 @@ class DecisionService:
         self._new_id = new_id
         self._locks = KeyedLocks()
         writer = BatchWriter(store, embedder, run, on_write)
-        self._commits: GroupCommit[Written, bool] = GroupCommit(writer.write)
+        self._commits: GroupCommit[Written, bool] = GroupCommit(
+            writer.write, shared_failures=(StoreUnavailable,)
+        )
 
     # -- writes ----------------------------------------------------------------------------
 
