@@ -85,7 +85,7 @@ class DecisionService:
         self._cursors = cursors or CursorCodec()
         self._clock = clock
         self._new_id = new_id
-        self._locks = KeyedLocks()
+        self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
         writer = BatchWriter(store, embedder, run, on_write)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
