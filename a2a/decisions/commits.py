@@ -24,6 +24,10 @@ class GroupCommit(Generic[T, R]):
     waits up to `linger_seconds` for more items before it starts: without it, writers
     answered together fall into step and alternate between a batch of one and a batch of
     the rest. A lone writer never waits.
+
+    When `write` raises one of `shared_failures` (the store failing or timing out), the
+    items queued meanwhile fail with it too, rather than each wait for a write of their
+    own: a caller never waits more than one store deadline beyond the batch in flight.
     """
 
     def __init__(
@@ -31,10 +35,12 @@ class GroupCommit(Generic[T, R]):
         write: Callable[[list[T]], Awaitable[list[R | Exception]]],
         max_batch: int = 64,
         linger_seconds: float = 0.005,
+        shared_failures: tuple[type[Exception], ...] = (),
     ) -> None:
         self._write = write
         self._max_batch = max_batch
         self._linger = linger_seconds
+        self._shared_failures = shared_failures
         self._concurrent = False
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._flusher: asyncio.Task[None] | None = None
@@ -58,6 +64,9 @@ class GroupCommit(Generic[T, R]):
             try:
                 results = await self._write([item for item, _ in batch])
             except Exception as exc:
+                if isinstance(exc, self._shared_failures):
+                    batch += self._pending
+                    self._pending.clear()
                 results = [exc] * len(batch)
             for (_, done), result in zip(batch, results, strict=True):
                 if done.done():

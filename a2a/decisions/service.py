@@ -35,7 +35,7 @@ from a2a.errors import FieldError, InvalidParams
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
-from a2a.store import AsyncStore, StoredRecord
+from a2a.store import AsyncStore, StoredRecord, StoreUnavailable
 from a2a.store.metadata import as_stored, record_of
 
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
@@ -85,9 +85,11 @@ class DecisionService:
         self._cursors = cursors or CursorCodec()
         self._clock = clock
         self._new_id = new_id
-        self._locks = KeyedLocks()
+        self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
         writer = BatchWriter(store, embedder, run, on_write)
-        self._commits: GroupCommit[Written, bool] = GroupCommit(writer.write)
+        self._commits: GroupCommit[Written, bool] = GroupCommit(
+            writer.write, shared_failures=(StoreUnavailable,)
+        )
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -1,10 +1,11 @@
-"""Writing batches of decisions to Chroma: one read, one embedding call, one upsert."""
+"""Writing batches of decisions to Chroma: one read, one embedding call, one write per kind."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol, TypeVar
 
 import anyio.to_thread
@@ -12,7 +13,7 @@ import anyio.to_thread
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
-from a2a.store import AsyncStore
+from a2a.store import AsyncStore, StoreUnavailable
 from a2a.store.stored import StoredDecision
 
 T = TypeVar("T")
@@ -76,33 +77,85 @@ class BatchWriter:
         self._on_write = on_write
 
     async def write(self, batch: list[Written]) -> list[bool | Exception]:
-        """Store a batch of distinct ids: one read, one embedding call, one upsert.
+        """Store a batch of distinct ids: one read, one embedding call, one write per kind.
 
         A new record (`replace` false) whose id is stored already is not written: its
         result is False when the stored one came from identical content, else an
-        InvalidParams on `decision.id`. Every other item is written; result True.
+        InvalidParams on `decision.id`. New records are added only where their id is free
+        (Chroma `add`) and read back, so that of two processes sharing the Chroma server and
+        writing one id at once, only the first is answered True (the other as above).
+        Every other item is written; result True.
         """
         fresh = [w.record.id for w in batch if not w.replace]
         stored = {row.id: row.decision for row in await self._store.get(ids=fresh)}
         results: list[bool | Exception] = []
-        writes: list[Written] = []
+        writes: list[tuple[int, Written]] = []
         for item in batch:
             known = None if item.replace else stored.get(item.record.id)
             if known is None:
-                writes.append(item)
+                writes.append((len(results), item))
                 results.append(True)
-            elif known.content_hash == item.record.origin_hash:
-                results.append(False)
             else:
-                results.append(InvalidParams([FieldError("decision.id", ID_IN_USE)]))
+                results.append(_retry_or_conflict(known, item))
         log.debug("group commit: %d of %d records to write", len(writes), len(batch))
-        if writes:
-            records = [w.record for w in writes]
-            documents = [w.document or w.record.embedding_text() for w in writes]
-            vectors = await self._run(lambda: self._embedder.embed_documents(documents))
-            stored_as = await self._run(
-                lambda: self._store.sync.upsert(records, vectors, documents)
+        if not writes:
+            return results
+        documents = [w.document or w.record.embedding_text() for _, w in writes]
+        vectors = list(await self._run(lambda: self._embedder.embed_documents(documents)))
+        for only_new in (True, False):
+            rows = [n for n, (_, w) in enumerate(writes) if w.replace != only_new]
+            if not rows:
+                continue
+            records = [writes[n][1].record for n in rows]
+            write = partial(
+                self._store.sync.upsert,
+                records,
+                [vectors[n] for n in rows],
+                [documents[n] for n in rows],
+                only_new=only_new,
             )
-            if self._on_write is not None:
-                await self._on_write(records, stored_as, vectors, documents)
+            stored_as = await self._run(write)
+            if only_new:
+                rows, stored_as = await self._claimed(writes, rows, stored_as, results)
+                records = [writes[n][1].record for n in rows]
+            if self._on_write is not None and rows:
+                await self._on_write(
+                    records, stored_as, [vectors[n] for n in rows], [documents[n] for n in rows]
+                )
         return results
+
+    async def _claimed(
+        self,
+        writes: list[tuple[int, Written]],
+        rows: list[int],
+        written: list[StoredDecision],
+        results: list[bool | Exception],
+    ) -> tuple[list[int], list[StoredDecision]]:
+        """The rows of `writes` whose record Chroma kept as written here, with their
+        metadata; the others' results set from the record another writer stored first."""
+        ids = [writes[n][1].record.id for n in rows]
+        now = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        kept: tuple[list[int], list[StoredDecision]] = ([], [])
+        for n, mine in zip(rows, written, strict=True):
+            slot, item = writes[n]
+            found = now.get(item.record.id)
+            if found is None:
+                results[slot] = StoreUnavailable(f"Chroma did not keep {item.record.id!r}")
+            elif _identity(found) == _identity(mine):
+                kept[0].append(n)
+                kept[1].append(mine)
+            else:
+                results[slot] = _retry_or_conflict(found, item)
+        return kept
+
+
+def _identity(stored: StoredDecision) -> tuple[object, ...]:
+    """What tells this write from another process's write of the same id."""
+    return (stored.updated_at, stored.content_hash, stored.recorded_at, stored.recorded_by)
+
+
+def _retry_or_conflict(stored: StoredDecision, item: Written) -> bool | Exception:
+    """False for a retry of the stored content, else InvalidParams on `decision.id`."""
+    if stored.content_hash == item.record.origin_hash:
+        return False
+    return InvalidParams([FieldError("decision.id", ID_IN_USE)])

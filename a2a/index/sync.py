@@ -221,6 +221,11 @@ class LiveIndex:
                 await asyncio.wait([check], timeout=self._timeout)
                 if not check.done():
                     raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s")
+                failure = None if check.cancelled() else check.exception()
+                if isinstance(failure, StoreUnavailable):
+                    # Chroma failed after we came: report it now rather than spend a second
+                    # deadline on our own check (a call never waits past one deadline).
+                    raise StoreUnavailable(str(failure)) from failure
                 continue
             self._check_started = time.monotonic()
             self._check = asyncio.get_running_loop().create_task(

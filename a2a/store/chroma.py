@@ -278,6 +278,8 @@ class ChromaDecisionStore:
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
+        *,
+        only_new: bool = False,
     ) -> list[StoredDecision]:
         """Insert or replace `records` (by id) with their vectors and embedded text.
 
@@ -285,6 +287,10 @@ class ChromaDecisionStore:
         taken just before the write) so that search indexes in other processes find the
         change (a2a.index.sync), then changes the collection's revision marker. Writes in
         chunks of Chroma's max batch size. Returns what was stored of each, in order.
+
+        `only_new`: Chroma's `add`, which keeps a record already stored under an id and
+        stores the others (first writer wins, whichever process wrote first); read the ids
+        back to learn which were stored.
         """
         if not records:
             return []
@@ -298,7 +304,7 @@ class ChromaDecisionStore:
         for start in range(0, len(records), batch):
             end = start + batch
             self._guarded(
-                collection.upsert,
+                collection.add if only_new else collection.upsert,
                 ids=[r.id for r in records[start:end]],
                 embeddings=vectors[start:end],
                 metadatas=metadatas[start:end],

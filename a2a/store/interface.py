@@ -85,8 +85,13 @@ class DecisionStore(Protocol):
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         documents: Sequence[str],
+        *,
+        only_new: bool = False,
     ) -> list[StoredDecision]:
-        """Insert or replace `records`; what was stored of each (for the search index)."""
+        """Insert or replace `records`; what was stored of each (for the search index).
+
+        `only_new`: add only where the id is free (an id stored already keeps its record).
+        """
         ...
 
     def delete(self, ids: Sequence[str]) -> None:

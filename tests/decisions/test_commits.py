@@ -77,3 +77,22 @@ async def test_a_caller_that_stops_waiting_does_not_cancel_the_batch() -> None:
     with pytest.raises(asyncio.CancelledError):
         await impatient
     assert written == [1, 2]
+
+
+async def test_items_queued_while_a_batch_fails_with_a_shared_failure_fail_with_it() -> None:
+    """Bug found by breakit: with `chroma run` hung, a write queued behind the batch in
+    flight waited for it (one Chroma deadline), then for its own (a second one)."""
+    batches: list[list[int]] = []
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        batches.append(batch)
+        await asyncio.sleep(0.05)
+        raise ConnectionError("chroma timed out")
+
+    commits: GroupCommit[int, int] = GroupCommit(write, shared_failures=(ConnectionError,))
+    first = asyncio.create_task(commits.submit(1))
+    await asyncio.sleep(0.01)
+    queued = asyncio.create_task(commits.submit(2))
+    results = await asyncio.gather(first, queued, return_exceptions=True)
+    assert all(isinstance(r, ConnectionError) for r in results)
+    assert batches == [[1]]
