@@ -204,6 +204,7 @@ def serve(
             _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
         finally:
             runtime.close()
+        _share_cursor_secret(settings)
         uvicorn.run(
             "a2a.http.app:app_from_environment",
             factory=True,
@@ -216,6 +217,20 @@ def serve(
         uvicorn.run(application, **_uvicorn_options(settings))
     finally:
         runtime.close()
+
+
+def _share_cursor_secret(settings: Settings) -> None:
+    """Give the worker processes one listDecisions cursor key when none is configured.
+
+    Without it each worker draws its own, and a cursor issued by one is -32602 on the
+    others: paging through one address fails on most pages. The key is drawn here and
+    passed in the environment the workers inherit (never logged or written anywhere).
+    """
+    if settings.cursor_secret is None:
+        import os
+        import secrets
+
+        os.environ["CSTP_CURSOR_SECRET"] = secrets.token_hex(32)
 
 
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
