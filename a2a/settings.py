@@ -143,7 +143,8 @@ class Settings(BaseSettings):
     similarity_weights: SimilarityWeights = DEFAULT_WEIGHTS
     # cstp.listDecisions: HMAC key of its cursors; replicas behind one address need the
     # same one. None: a random key per process (a cursor then works on its issuer only).
-    cursor_secret: SecretStr | None = None
+    # Blank is unset (a per-process key): an empty key would sign cursors anyone can forge.
+    cursor_secret: Annotated[SecretStr | None, BeforeValidator(_blank_is_none)] = None
 
     _token_table: TokenTable = PrivateAttr(default_factory=lambda: TokenTable([]))
 

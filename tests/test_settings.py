@@ -74,3 +74,11 @@ def test_list_setting_that_is_not_json_is_named(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("CSTP_INDEX_ON_START", "examples/decisions")
     with pytest.raises(SettingsError, match="CSTP_INDEX_ON_START"):
         load_settings()
+
+
+@pytest.mark.parametrize("blank", ["", "   "], ids=["empty", "spaces"])
+def test_a_blank_cursor_secret_is_unset_never_an_empty_key(
+    monkeypatch: pytest.MonkeyPatch, blank: str
+) -> None:
+    monkeypatch.setenv("CSTP_CURSOR_SECRET", blank)
+    assert load_settings().cursor_secret is None
