@@ -16,6 +16,11 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Code of an absent value in a coded column.
 NULL = -1
+#: Below this fraction of rows passing the coded conditions, range conditions are tested
+#: on the passing rows only (bench/scale_bench.py's ~0.1% filter).
+RANGE_ON_ROWS_BELOW = 1 / 16
+#: Code dtypes, smallest first: a column widens when its vocabulary outgrows one.
+_CODE_DTYPES = (np.int8, np.int16, np.int32)
 _INITIAL_CAPACITY = 1024
 
 
@@ -51,22 +56,20 @@ class Vocabulary:
         """The string of `code`, None for NULL."""
         return None if code == NULL else self._values[code]
 
-    def lookup(self, values: Iterable[str]) -> BoolArray:
-        """A table `t` of len+1 with t[code + 1] True for the codes of `values` (NULL False)."""
-        table = np.zeros(len(self._values) + 1, dtype=bool)
-        for value in values:
-            code = self._codes.get(value)
-            if code is not None:
-                table[code + 1] = True
-        return table
+    def values(self, codes: Iterable[int]) -> list[str | None]:
+        """The string of each of `codes`, None for NULL."""
+        names = self._values
+        return [None if code == NULL else names[code] for code in codes]
 
 
 class FilterColumns:
     """The filterable fields of every index row, as growable numpy columns.
 
     Columns (length `len(self)`, one entry per row, rows never move until compaction):
-    - `category`, `stakes`, `status`, `outcome`, `recorded_by`: int32 codes into the
-      column's `Vocabulary` (`self.vocabularies[name]`), NULL (-1) when absent;
+    - `category`, `stakes`, `status`, `outcome`, `recorded_by`: signed int codes into the
+      column's `Vocabulary` (`self.vocabularies[name]`), NULL (-1) when absent; int8
+      while the vocabulary fits, then int16, then int32 (a filter streams one byte per
+      row, not four);
     - `confidence`: float64, NaN when absent (float64 as Chroma keeps it: 0.7 must not
       become 0.699999988);
     - `date_epoch`: float64 UTC epoch seconds, NaN when absent (exact: every epoch second of
@@ -80,7 +83,7 @@ class FilterColumns:
     def __init__(self) -> None:
         self.vocabularies = {name: Vocabulary() for name in self.CODED}
         self._size = 0
-        self._coded = {name: np.full(_INITIAL_CAPACITY, NULL, np.int32) for name in self.CODED}
+        self._coded = {name: np.full(_INITIAL_CAPACITY, NULL, np.int8) for name in self.CODED}
         self._confidence = np.full(_INITIAL_CAPACITY, np.nan, np.float64)
         self._date_epoch = np.full(_INITIAL_CAPACITY, np.nan, np.float64)
         self._alive = np.zeros(_INITIAL_CAPACITY, dtype=bool)
@@ -96,8 +99,8 @@ class FilterColumns:
 
     # -- columns (views over the used rows; do not write to them) ------------------------
 
-    def codes(self, name: str) -> npt.NDArray[np.int32]:
-        """The int32 codes of coded column `name` (one of CODED)."""
+    def codes(self, name: str) -> npt.NDArray[np.signedinteger[Any]]:
+        """The codes of coded column `name` (one of CODED): int8, int16 or int32."""
         return self._coded[name][: self._size]
 
     @property
@@ -119,6 +122,10 @@ class FilterColumns:
         """The string in coded column `name` at `row`, None when absent."""
         return self.vocabularies[name].value(int(self._coded[name][row]))
 
+    def values(self, name: str, rows: npt.NDArray[np.int64]) -> list[str | None]:
+        """The strings in coded column `name` at each of `rows`, None where absent."""
+        return self.vocabularies[name].values(self._coded[name][rows].tolist())
+
     # -- writes ---------------------------------------------------------------------------
 
     def append(self, decisions: Sequence[StoredDecision]) -> int:
@@ -127,13 +134,24 @@ class FilterColumns:
         self._reserve(first + count)
         rows = slice(first, first + count)
         for name, vocabulary in self.vocabularies.items():
-            self._coded[name][rows] = [vocabulary.encode(getattr(d, name)) for d in decisions]
+            codes = [vocabulary.encode(getattr(d, name)) for d in decisions]
+            self._fit_codes(name)
+            self._coded[name][rows] = codes
         self._confidence[rows] = [_number(d.confidence) for d in decisions]
         self._date_epoch[rows] = [_number(d.date_epoch) for d in decisions]
         self._alive[rows] = True
         self._size += count
         self._alive_count += count
         return first
+
+    def _fit_codes(self, name: str) -> None:
+        """Widen column `name` when its vocabulary's codes no longer fit its dtype."""
+        column = self._coded[name]
+        largest = len(self.vocabularies[name]) - 1
+        if largest <= np.iinfo(column.dtype).max:
+            return
+        dtype = next(d for d in _CODE_DTYPES if largest <= np.iinfo(d).max)
+        self._coded[name] = column.astype(dtype)
 
     def kill(self, rows: npt.ArrayLike) -> None:
         """Tombstone `rows` (already dead rows are left as they are)."""
@@ -147,6 +165,7 @@ class FilterColumns:
         taken.vocabularies = self.vocabularies
         taken._reserve(len(rows))
         for name in self.CODED:
+            taken._coded[name] = taken._coded[name].astype(self._coded[name].dtype)
             taken._coded[name][: len(rows)] = self._coded[name][rows]
         taken._confidence[: len(rows)] = self._confidence[rows]
         taken._date_epoch[: len(rows)] = self._date_epoch[rows]
@@ -164,27 +183,83 @@ class FilterColumns:
         (tests/index/test_filter_crosscheck.py runs both): both bounds inclusive; dates
         compare as integer epoch seconds, the lower bound rounded up and the upper one
         down; a row whose field is absent never matches a filter on that field
-        (NaN compares False; NULL is not in any lookup table); categories match exactly.
+        (NaN compares False; NULL equals no wanted code); categories match exactly.
+
+        Plan: the coded conditions first (one byte or two per row), then the numeric
+        ranges, over every row when many rows are left and only over the rows left
+        when fewer than RANGE_ON_ROWS_BELOW of them pass (gathering them is cheaper
+        than streaming the float64 columns past the CPU).
         """
         out = self.alive.copy()
         if filters is None:
             return out
         if filters.category is not None:
-            code = self.vocabularies["category"].find(filters.category)
-            out &= self.codes("category") == code if code != NULL else False
-        if filters.min_confidence is not None:
-            out &= self.confidence >= float(filters.min_confidence)
-        if filters.max_confidence is not None:
-            out &= self.confidence <= float(filters.max_confidence)
-        if (after := filters.after) is not None:
-            out &= self.date_epoch >= math.ceil(after.timestamp())
-        if (before := filters.before) is not None:
-            out &= self.date_epoch <= math.floor(before.timestamp())
+            self._keep_codes(out, "category", [filters.category])
         for name, wanted in (("stakes", filters.stakes), ("status", filters.status)):
             if wanted is not None:
-                table = self.vocabularies[name].lookup(wanted)
-                out &= table[self.codes(name) + 1]
+                self._keep_codes(out, name, wanted)
+        ranges = self._ranges(filters)
+        if not ranges:
+            return out
+        if np.count_nonzero(out) < RANGE_ON_ROWS_BELOW * len(out):
+            rows = np.flatnonzero(out)
+            keep = np.ones(len(rows), dtype=bool)
+            for column, low, high in ranges:
+                values = column[rows]
+                if low is not None:
+                    keep &= values >= low
+                if high is not None:
+                    keep &= values <= high
+            out[rows[~keep]] = False
+            return out
+        for column, low, high in ranges:
+            if low is not None:
+                out &= column >= low
+            if high is not None:
+                out &= column <= high
         return out
+
+    def _keep_codes(self, out: BoolArray, name: str, wanted: Iterable[str]) -> None:
+        """`out &=` (row's code is one of `wanted`'s) for coded column `name`.
+
+        One comparison per wanted value (stakes and status lists hold at most their
+        enum's few values): a table lookup per row would cost ~30 comparisons.
+        """
+        vocabulary = self.vocabularies[name]
+        codes = sorted({c for c in (vocabulary.find(v) for v in wanted) if c != NULL})
+        if not codes:
+            out[:] = False
+            return
+        column = self.codes(name)
+        hit = column == codes[0]
+        for code in codes[1:]:
+            hit |= column == code
+        out &= hit
+
+    def _ranges(
+        self, filters: QueryFilters
+    ) -> list[tuple[npt.NDArray[np.float64], float | None, float | None]]:
+        """(column, inclusive low or None, inclusive high or None) per range condition."""
+        ranges: list[tuple[npt.NDArray[np.float64], float | None, float | None]] = []
+        low, high = filters.min_confidence, filters.max_confidence
+        if low is not None or high is not None:
+            ranges.append(
+                (
+                    self.confidence,
+                    None if low is None else float(low),
+                    None if high is None else float(high),
+                )
+            )
+        after, before = filters.after, filters.before
+        if after is not None or before is not None:
+            ranges.append(
+                (
+                    self.date_epoch,
+                    None if after is None else float(math.ceil(after.timestamp())),
+                    None if before is None else float(math.floor(before.timestamp())),
+                )
+            )
+        return ranges
 
     def _reserve(self, size: int) -> None:
         capacity = len(self._alive)

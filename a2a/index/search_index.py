@@ -70,7 +70,7 @@ class SearchIndex:
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
-    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)` (a StoredDecision), `content_hash(id)`,
+    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions), `content_hash(id)`,
       `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
       getCalibration), `alive_count`, `len()`.
     """
@@ -145,34 +145,42 @@ class SearchIndex:
         return None if row is None else self._updated_at[row]
 
     def record(self, row: int) -> StoredDecision:
-        """The stored fields of the record at `row`, from the index's columns.
+        """The stored fields of the record at `row` (see `records`)."""
+        return self.records([row])[0]
+
+    def records(self, rows: Sequence[int]) -> list[StoredDecision]:
+        """The stored fields of the record at each of `rows`, in order, from the columns.
 
         Everything but `record_json` (None: the index does not keep the whole record).
-        Constant work per row: call it for the rows a result shows.
+        Each column is read once for all `rows`: call it for the rows a result shows.
         """
-        confidence = float(self.columns.confidence[row])
-        epoch = float(self.columns.date_epoch[row])
-        text = self._text
-        value = self.columns.value
-        return StoredDecision(
-            id=self._ids[row],
-            title=text["title"][row],
-            category=value("category", row),
-            confidence=None if confidence != confidence else confidence,  # NaN: absent
-            stakes=value("stakes", row),
-            status=value("status", row),
-            outcome=value("outcome", row),
-            date=text["date"][row],
-            date_epoch=None if epoch != epoch else int(epoch),
-            source=text["source"][row],
-            recorded_by=value("recorded_by", row),
-            recorded_at=text["recorded_at"][row],
-            reviewed_at=text["reviewed_at"][row],
-            tags=self._lists["tags"][row] or (),
-            reason_types=self._lists["reason_types"][row] or (),
-            content_hash=text["content_hash"][row],
-            updated_at=self._updated_at[row],
-        )
+        at = np.asarray(rows, dtype=np.int64)
+        columns, text, lists = self.columns, self._text, self._lists
+        coded = {name: columns.values(name, at) for name in columns.CODED}
+        confidence = columns.confidence[at].tolist()
+        epochs = columns.date_epoch[at].tolist()
+        return [
+            StoredDecision(
+                id=self._ids[row],
+                title=text["title"][row],
+                category=coded["category"][n],
+                confidence=None if confidence[n] != confidence[n] else confidence[n],  # NaN
+                stakes=coded["stakes"][n],
+                status=coded["status"][n],
+                outcome=coded["outcome"][n],
+                date=text["date"][row],
+                date_epoch=None if epochs[n] != epochs[n] else int(epochs[n]),
+                source=text["source"][row],
+                recorded_by=coded["recorded_by"][n],
+                recorded_at=text["recorded_at"][row],
+                reviewed_at=text["reviewed_at"][row],
+                tags=lists["tags"][row] or (),
+                reason_types=lists["reason_types"][row] or (),
+                content_hash=text["content_hash"][row],
+                updated_at=self._updated_at[row],
+            )
+            for n, row in enumerate(at.tolist())
+        ]
 
     # -- writes ------------------------------------------------------------------------------
 

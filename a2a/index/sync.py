@@ -33,8 +33,9 @@ class LiveIndex:
 
     Load: every record, paged (DecisionStore.pages), retried with backoff while
     Chroma is down. Freshness: each query calls `current()`, which reads the collection's
-    revision marker (one cheap Chroma call; concurrent queries share one check, never one
-    that started before they arrived); when it changed, only records whose `updated_at`
+    revision marker (one cheap Chroma call for a server, concurrent queries sharing one
+    check that started after they arrived; a dict lookup on the event loop for an
+    embedded folder, whose only writer is this process); when it changed, only records whose `updated_at`
     is at or after the watermark are read, and only those whose `updated_at` or content
     hash differ are fetched whole. Deletions show as a count below the index's, and are
     found by diffing ids. The watermark is the start of the last refresh minus
@@ -211,6 +212,8 @@ class LiveIndex:
     # -- freshness -------------------------------------------------------------------------
 
     async def _fresh(self) -> None:
+        if self._store.revision_in_memory and self._store.revision() == self._revision:
+            return  # this process is the only writer and nothing changed: no thread hop
         arrived = time.monotonic()
         while True:
             check = self._check

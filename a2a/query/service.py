@@ -108,28 +108,29 @@ class QueryService:
             matches = [m for m in matches if m.distance <= max_distance]
         return [
             summarize(
-                index.record(m.row),
+                record,
                 params.include_reasons,
                 distance=m.distance,
                 explain={"distance": m.distance} if params.explain else None,
             )
-            for m in matches
+            for m, record in zip(matches, index.records([m.row for m in matches]), strict=True)
         ]
 
     def _keyword(
         self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
     ) -> list[DecisionSummary]:
         matches = index.keyword(params.query, mask, params.limit)
-        distances = index.distances(vector, [m.row for m in matches])
+        rows = [m.row for m in matches]
+        found = zip(matches, index.distances(vector, rows), index.records(rows), strict=True)
         return [
             summarize(
-                index.record(m.row),
+                record,
                 params.include_reasons,
                 distance=distance,
                 score=m.score,
                 explain={"bm25": m.score, "keywordRank": rank} if params.explain else None,
             )
-            for rank, (m, distance) in enumerate(zip(matches, distances, strict=True), 1)
+            for rank, (m, distance, record) in enumerate(found, 1)
         ]
 
     def _fused(
@@ -144,23 +145,18 @@ class QueryService:
             [KeywordHit(m.id, m.score or 0.0) for m in keyword],
             self._hybrid.fusion,
         )[: params.limit]
-        rows = {m.id: m.row for m in [*semantic, *keyword]}
-        distances = dict(
-            zip(
-                (hit.id for hit in fused),
-                index.distances(vector, [rows[hit.id] for hit in fused]),
-                strict=True,
-            )
-        )
+        row_of = {m.id: m.row for m in [*semantic, *keyword]}
+        rows = [row_of[hit.id] for hit in fused]
+        found = zip(fused, index.distances(vector, rows), index.records(rows), strict=True)
         return [
             summarize(
-                index.record(rows[hit.id]),
+                record,
                 params.include_reasons,
-                distance=distances[hit.id],
+                distance=distance,
                 score=hit.score,
-                explain=self._components(hit, distances[hit.id]) if params.explain else None,
+                explain=self._components(hit, distance) if params.explain else None,
             )
-            for hit in fused
+            for hit, distance, record in found
         ]
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:

@@ -81,7 +81,7 @@ class SimilarityService:
                 probe = stored_profile(index.record(own))
                 mask[own] = False
             rows = self._candidates(index, probe, mask, params.limit)
-            records = {index.id_of(row): index.record(row) for row in rows}
+            records = {record.id: record for record in index.records(rows)}
         candidates = ((i, stored_profile(r)) for i, r in records.items())
         ranked = rank_by_score(probe, candidates, self._weights, params.limit)
         return [summarize(s, records[s.id]) for s in ranked], probe

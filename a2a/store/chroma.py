@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
+#: Revision markers of the embedded collections this process has opened, by
+#: (resolved folder, collection): see ChromaDecisionStore.revision.
+_LOCAL_REVISIONS: dict[tuple[str, str], str | None] = {}
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -101,6 +104,7 @@ class ChromaDecisionStore:
         self._collection: Any = None
         self._max_batch: int | None = None
         self._lock = threading.Lock()
+        self._key = None if data_dir is None else (str(data_dir.resolve()), collection)
 
     @property
     def location(self) -> str:
@@ -258,18 +262,38 @@ class ChromaDecisionStore:
     def revision(self) -> str | None:
         """The collection's change marker: a new value after every write by any process.
 
-        Read fresh from Chroma on each call (it is cheap), so caches built over the store
-        (the keyword index) notice writes made by `cstp index` in another process.
-        None when the collection does not exist yet.
+        Server: read fresh from Chroma on each call (one cheap call), so caches built over
+        the store (the search index) notice writes made by other processes. Embedded: this
+        process is the folder's only writer (a2a.store.lock), so after the first read the
+        marker is kept in memory and changed by this process's own writes (any store
+        object on the folder): no Chroma call. None when the collection does not exist yet.
         """
+        key = self._local_key()
+        if key is not None and key in _LOCAL_REVISIONS:
+            return _LOCAL_REVISIONS[key]
         client = self._guarded(self._get_client)
         try:
             collection = self._guarded(
                 client.get_collection, self.collection_name, embedding_function=None
             )
         except NotFoundError:
-            return None
-        return str((collection.metadata or {}).get(REVISION_KEY, ""))
+            revision = None
+        else:
+            revision = str((collection.metadata or {}).get(REVISION_KEY, ""))
+        if key is not None:
+            _LOCAL_REVISIONS.setdefault(key, revision)
+        return revision
+
+    @property
+    def revision_in_memory(self) -> bool:
+        """True when `revision()` makes no Chroma call (embedded, after its first read):
+        callers may then call it on an event loop."""
+        key = self._local_key()
+        return key is not None and key in _LOCAL_REVISIONS
+
+    def _local_key(self) -> tuple[str, str] | None:
+        """The in-memory revision's key of an embedded collection; None for a server."""
+        return self._key
 
     # -- writes ------------------------------------------------------------------------
 
@@ -323,9 +347,12 @@ class ChromaDecisionStore:
         self._bump_revision(collection)
 
     def _bump_revision(self, collection: Any) -> None:
+        revision = uuid.uuid4().hex
+        key = self._local_key()
+        if key is not None:  # before Chroma is told: a failed write may still have landed
+            _LOCAL_REVISIONS[key] = revision
         self._guarded(
-            collection.modify,
-            metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: uuid.uuid4().hex},
+            collection.modify, metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: revision}
         )
 
     def _batch_size(self) -> int:

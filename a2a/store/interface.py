@@ -72,6 +72,11 @@ class DecisionStore(Protocol):
         """A marker that changes on every write by any process; None before the first."""
         ...
 
+    @property
+    def revision_in_memory(self) -> bool:
+        """True when `revision()` is answered from memory (no I/O, safe on an event loop)."""
+        ...
+
     def check(self) -> None:
         """Return when the store answers; raise StoreUnavailable otherwise."""
         ...

@@ -7,10 +7,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from a2a.index import columns
+from a2a.index.columns import FilterColumns
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore
+from a2a.store.stored import StoredDecision
 from tests.conftest import SAMPLE, utc
 from tests.index.helpers import index_of, write
 
@@ -114,3 +117,35 @@ def test_tombstoned_rows_never_pass(both: Any) -> None:
     index.remove(["e07"])
     with index.reading():
         assert not index.mask(None)[row] and index.row_of("e07") is None
+
+
+@pytest.mark.parametrize("plan", ["every row", "passing rows"])
+def test_both_range_plans_select_the_same_rows(
+    both: Any, plan: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranges are tested over every row or over the rows left after the coded conditions
+    (columns.RANGE_ON_ROWS_BELOW); each plan alone gives Chroma's answer on every filter."""
+    store, index = both[0], index_of(both[0])
+    monkeypatch.setattr(columns, "RANGE_ON_ROWS_BELOW", 0.0 if plan == "every row" else 2.0)
+    for filters in FILTERS:
+        parsed = None if filters is None else QueryFilters.model_validate(filters)
+        from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
+        with index.reading():
+            rows = np.flatnonzero(index.mask(parsed))
+            assert {index.id_of(int(row)) for row in rows} == from_chroma, filters
+
+
+def test_codes_widen_past_127_and_32767_values_and_still_match() -> None:
+    """Coded columns start as int8 and widen with their vocabulary; old rows keep theirs."""
+    table = FilterColumns()
+    categories = [f"c{n}" for n in range(40_000)]
+    table.append([StoredDecision(id=c, category=c, stakes="low") for c in categories[:100]])
+    assert table.codes("category").dtype == np.int8
+    table.append([StoredDecision(id=c, category=c) for c in categories[100:]])
+    assert table.codes("category").dtype == np.int32
+    assert table.codes("stakes").dtype == np.int8
+    for name in ("c0", "c99", "c127", "c128", "c32767", "c39999"):
+        passing = np.flatnonzero(table.mask(QueryFilters(category=name)))
+        assert passing.tolist() == [categories.index(name)]
+    assert table.value("category", 39_999) == "c39999"
+    assert np.flatnonzero(table.mask(QueryFilters(stakes=["low"]))).tolist() == list(range(100))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,14 +12,15 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore, StoreUnavailable
-from a2a.store.chroma import MODEL_KEY, REVISION_KEY, StoredPage
+from a2a.store.chroma import StoredPage
 from a2a.store.metadata import to_metadata
 from tests.conftest import SAMPLE
 from tests.index.helpers import unit_vectors, write
 
 
 def _write_without_updated_at(store: ChromaDecisionStore, records: list[DecisionRecord]) -> None:
-    """As a store written before `updated_at` existed: metadata without it."""
+    """As a store written before `updated_at` existed: metadata without it (the marker
+    changed as a write of this process changes it: the folder has no other writer)."""
     collection = store._get_collection(create=True)
     collection.upsert(
         ids=[r.id for r in records],
@@ -28,7 +28,7 @@ def _write_without_updated_at(store: ChromaDecisionStore, records: list[Decision
         metadatas=[to_metadata(r) for r in records],
         documents=[r.embedding_text() for r in records],
     )
-    collection.modify(metadata={MODEL_KEY: "t", REVISION_KEY: uuid.uuid4().hex})
+    store._bump_revision(collection)
 
 
 def _ids(index: SearchIndex) -> set[str]:

@@ -11,6 +11,7 @@ from a2a.records import DecisionRecord
 from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.store import ChromaDecisionStore, EmbeddingModelMismatch, StoreLocked
+from a2a.store.chroma import REVISION_KEY
 from tests.conftest import SAMPLE, index_records
 
 
@@ -84,6 +85,39 @@ def test_every_write_changes_the_revision(store: ChromaDecisionStore, embedder: 
     assert first and second and first != second
     index_records(store, embedder, SAMPLE[:3])  # nothing changed: nothing written
     assert store.revision() == second
+
+
+def test_embedded_revision_is_read_once_then_kept_by_this_processs_writes(
+    store: ChromaDecisionStore, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder lock makes this process the only writer: after one read, the marker is
+    answered from memory, and a write through another store object on the folder changes
+    it (and Chroma's copy, which the next process reads)."""
+    index_records(store, embedder, SAMPLE[:2])
+    other = ChromaDecisionStore(
+        data_dir=store._data_dir, collection=store.collection_name, embedding_model=embedder.name
+    )
+    first = other.revision()
+    client = other._get_client()
+
+    def no_chroma_call(*args: object, **kwargs: object) -> None:
+        raise AssertionError("revision() called Chroma")
+
+    monkeypatch.setattr(client, "get_collection", no_chroma_call)
+    assert other.revision() == first
+    index_records(store, embedder, SAMPLE[2:3])
+    second = other.revision()
+    assert second != first
+    monkeypatch.undo()
+    fresh = chromadb_revision(store)
+    assert fresh == second
+    other.close()
+
+
+def chromadb_revision(store: ChromaDecisionStore) -> str:
+    """The marker as Chroma holds it (what a new process reads first)."""
+    collection = store._get_client().get_collection(store.collection_name)
+    return str(collection.metadata[REVISION_KEY])
 
 
 def test_dates_before_year_1000_are_four_digit_rfc3339() -> None:
