@@ -46,6 +46,8 @@ class TrustedProxies:
                 raise ValueError(f"{text!r} is not an IP address or CIDR block") from None
 
     def __contains__(self, address: str) -> bool:
+        if not self._networks:
+            return False  # the default: no proxy is trusted, nothing to parse
         try:
             ip = ipaddress.ip_address(address)
         except ValueError:

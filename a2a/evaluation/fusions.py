@@ -61,7 +61,7 @@ def default_families() -> tuple[FusionFamily, ...]:
 
 def fused_sources(candidates: Candidates, config: FusionConfig) -> list[str]:
     """The top CUTOFF sources of one query's rankings fused by `config`."""
-    fused = fuse(candidates.semantic, candidates.keyword, config)[:CUTOFF]
+    fused = fuse(candidates.semantic, candidates.keyword, config, CUTOFF)
     return [candidates.sources[hit.id] for hit in fused]
 
 

@@ -158,16 +158,28 @@ def _parts(
 
 
 def fuse(
-    semantic: Sequence[SemanticMatch], keyword: Sequence[KeywordMatch], config: FusionConfig
+    semantic: Sequence[SemanticMatch],
+    keyword: Sequence[KeywordMatch],
+    config: FusionConfig,
+    limit: int | None = None,
 ) -> list[FusedHit]:
     """Both rankings fused by `config.method`, best first (score descending, then id).
 
     `semantic` must be ranked by distance ascending and `keyword` by BM25 descending (as the
     query service and the keyword index return them); a record id appears at most once in
     each. A keyword hit that carries a `distance` attribute lends it to the fused hit when
-    the semantic ranking does not have the record. Raises KeyError for an unknown method.
+    the semantic ranking does not have the record. `limit` keeps only the first that many.
+    Raises KeyError for an unknown method.
     """
     semantic_part, keyword_part = _parts(semantic, keyword, config)
+    scores = {
+        record_id: round(
+            semantic_part.get(record_id, 0.0) + keyword_part.get(record_id, 0.0),
+            SCORE_DECIMALS,
+        )
+        for record_id in semantic_part.keys() | keyword_part.keys()
+    }
+    chosen = sorted(scores, key=lambda record_id: (-scores[record_id], record_id))[:limit]
     distance: dict[str, float] = {}
     for hit in keyword:
         if (value := getattr(hit, "distance", None)) is not None:
@@ -176,13 +188,10 @@ def fuse(
     bm25 = {hit.id: hit.score for hit in keyword}
     semantic_rank = {hit.id: rank for rank, hit in enumerate(semantic, 1)}
     keyword_rank = {hit.id: rank for rank, hit in enumerate(keyword, 1)}
-    fused = [
+    return [
         FusedHit(
             id=record_id,
-            score=round(
-                semantic_part.get(record_id, 0.0) + keyword_part.get(record_id, 0.0),
-                SCORE_DECIMALS,
-            ),
+            score=scores[record_id],
             semantic_rank=semantic_rank.get(record_id),
             keyword_rank=keyword_rank.get(record_id),
             distance=distance.get(record_id),
@@ -190,9 +199,8 @@ def fuse(
             semantic_score=semantic_part.get(record_id, 0.0),
             keyword_score=keyword_part.get(record_id, 0.0),
         )
-        for record_id in semantic_rank.keys() | keyword_rank.keys()
+        for record_id in chosen
     ]
-    return sorted(fused, key=lambda hit: (-hit.score, hit.id))
 
 
 def explain(hit: FusedHit, config: FusionConfig) -> dict[str, Any]:

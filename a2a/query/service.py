@@ -144,7 +144,8 @@ class QueryService:
             semantic,
             [KeywordHit(m.id, m.score or 0.0) for m in keyword],
             self._hybrid.fusion,
-        )[: params.limit]
+            params.limit,
+        )
         row_of = {m.id: m.row for m in [*semantic, *keyword]}
         rows = [row_of[hit.id] for hit in fused]
         found = zip(fused, index.distances(vector, rows), index.records(rows), strict=True)

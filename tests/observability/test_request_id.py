@@ -30,3 +30,21 @@ def test_other_ids_are_refused(value: str | None) -> None:
 def test_new_ids_are_32_hex_digits_and_differ() -> None:
     first, second = new_request_id(), new_request_id()
     assert re.fullmatch(r"[0-9a-f]{32}", first) and first != second
+
+
+def test_a_forked_child_makes_ids_its_parent_never_makes() -> None:
+    """Ids are a per-process random half plus a counter: a fork draws a new half."""
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report one id and leave at once
+        os.write(write, new_request_id().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.close(write)
+    parent = new_request_id()
+    assert re.fullmatch(r"[0-9a-f]{32}", child)
+    assert child[:16] != parent[:16]
