@@ -54,11 +54,20 @@ class _Snapshot:
     holding an older snapshot still sees numbers consistent with each other.
     """
 
-    __slots__ = ("avgdl", "generation", "n_alive", "weights")
+    __slots__ = ("avgdl", "every_alive", "generation", "n_alive", "norm", "weights")
 
-    def __init__(self, generation: int | None, n_alive: int, avgdl: float) -> None:
+    def __init__(
+        self,
+        generation: int | None,
+        n_alive: int,
+        avgdl: float,
+        every_alive: bool,
+        norm: npt.NDArray[np.float64],
+    ) -> None:
         self.generation, self.n_alive, self.avgdl = generation, n_alive, avgdl
-        # term -> (rows ascending, idf * tf / (tf + k1 * norm) per row), None if no live row
+        self.every_alive = every_alive  # no tombstone: a term's df is its postings' length
+        self.norm = norm  # k1 * (1 - b + b * |d| / avgdl) per row
+        # term -> (rows ascending, idf * tf / (tf + norm) per row), None if no live row
         self.weights: dict[str, _Weighted | None] = {}
 
 
@@ -198,28 +207,38 @@ class BM25Index:
         if generation is not None and snapshot is not None and snapshot.generation == generation:
             return snapshot
         n_alive = int(np.count_nonzero(alive))
-        total = float(self.lengths[alive].sum(dtype=np.float64))
-        snapshot = _Snapshot(generation, n_alive, total / n_alive if n_alive else 0.0)
+        total = float(np.sum(self.lengths, dtype=np.float64, where=alive))
+        avgdl = total / n_alive if n_alive else 0.0
+        norm = np.zeros(0)
+        if avgdl:  # k1 * (1 - b + b * |d| / avgdl) per row, in that order of operations
+            norm = self.lengths.astype(np.float64)
+            norm *= self.b
+            norm /= avgdl
+            norm += 1 - self.b
+            norm *= self.k1
+        snapshot = _Snapshot(generation, n_alive, avgdl, n_alive == self._size, norm)
         if generation is not None:
             self._snapshot = snapshot  # one assignment: readers see the old or the new whole
         return snapshot
 
     def _weights(self, term: str, alive: BoolArray, snapshot: _Snapshot) -> _Weighted | None:
-        """(rows, idf * tf / (tf + k1 * norm)) over the term's postings, None if no live row."""
+        """(rows, idf * tf / (tf + norm)) over the term's postings, None if no live row."""
         if term in snapshot.weights:
             return snapshot.weights[term]
         weighted: _Weighted | None = None
         postings = self._terms.get(term)
         if postings is not None:
             rows = postings.rows[: postings.size]
-            df = int(np.count_nonzero(alive[rows]))
+            df = len(rows) if snapshot.every_alive else int(np.count_nonzero(alive[rows]))
             if df:
-                n_alive, avgdl = snapshot.n_alive, snapshot.avgdl
-                tfs = postings.tfs[: postings.size].astype(np.float64)
+                n_alive = snapshot.n_alive
+                tfs = postings.tfs[: postings.size]
                 idf = math.log(1 + (n_alive - df + 0.5) / (df + 0.5))
-                lengths = self.lengths[rows].astype(np.float64)
-                norm = self.k1 * (1 - self.b + self.b * lengths / avgdl)
-                weighted = (rows, idf * tfs / (tfs + norm))
+                denominator = snapshot.norm[rows]
+                denominator += tfs
+                weights = np.multiply(tfs, idf, dtype=np.float64)
+                weights /= denominator
+                weighted = (rows, weights)
         if snapshot.generation is not None:
             snapshot.weights[term] = weighted
         return weighted
