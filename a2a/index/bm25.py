@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from a2a.index.topk import REACH
+
 BoolArray = npt.NDArray[np.bool_]
+_Weighted = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 #: bm25s' defaults (BM25(method="lucene", k1=1.5, b=0.75), bm25s 0.3).
 K1 = 1.5
 B = 0.75
 _INITIAL_CAPACITY = 1024
+#: Cost of looking one passing row up in one term's postings (a binary search), in units of
+#: adding one posting into the dense array; measured at 100k rows (bench/keyword_scale.py).
+_SEARCH_COST = 16
+_TINY = float(np.finfo(np.float64).tiny)  # below every BM25 score: Lucene's idf is > 0
+_NOTHING: _Weighted = (np.zeros(0, np.int64), np.zeros(0, np.float64))
 
 
 class _Postings:
@@ -37,6 +46,31 @@ class _Postings:
         self.size = end
 
 
+class _Snapshot:
+    """The statistics of one state of the rows and the term weights computed under them.
+
+    Replaced whole, never updated in place except by adding a term's weights (the same
+    values whichever reader computes them), so concurrent readers need no lock: a reader
+    holding an older snapshot still sees numbers consistent with each other.
+    """
+
+    __slots__ = ("avgdl", "every_alive", "generation", "n_alive", "norm", "weights")
+
+    def __init__(
+        self,
+        generation: int | None,
+        n_alive: int,
+        avgdl: float,
+        every_alive: bool,
+        norm: npt.NDArray[np.float64],
+    ) -> None:
+        self.generation, self.n_alive, self.avgdl = generation, n_alive, avgdl
+        self.every_alive = every_alive  # no tombstone: a term's df is its postings' length
+        self.norm = norm  # k1 * (1 - b + b * |d| / avgdl) per row
+        # term -> (rows ascending, idf * tf / (tf + norm) per row), None if no live row
+        self.weights: dict[str, _Weighted | None] = {}
+
+
 class BM25Index:
     """BM25 over rows of already-analysed terms; rows are added, never rewritten.
 
@@ -46,6 +80,11 @@ class BM25Index:
     `method="lucene"`). N, df and avgdl count only the rows `alive` marks, so a
     tombstoned row leaves the statistics at the next query without rewriting postings;
     rows with no terms still count in N and avgdl, as in bm25s.
+
+    Each term's postings are its rows in ascending order with their term frequencies.
+    A query either adds every posting of its terms into a dense per-row array (as bm25s
+    does) and then applies the mask, or, when few rows pass the mask, looks those rows up
+    in each term's postings by binary search, whichever touches fewer entries.
     """
 
     def __init__(self, k1: float = K1, b: float = B) -> None:
@@ -53,9 +92,7 @@ class BM25Index:
         self._terms: dict[str, _Postings] = {}
         self._length = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._size = 0
-        # Cached under the caller's generation: (generation, N, avgdl) and term -> weights.
-        self._stats: tuple[int, int, float] | None = None
-        self._cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self._snapshot: _Snapshot | None = None
 
     def __len__(self) -> int:
         return self._size
@@ -101,58 +138,118 @@ class BM25Index:
         repeated queries on an unchanged index only gather and sum (the caller changes it
         on every write). Returns (rows, scores > 0), rows ascending.
         """
+        found = self._score(terms, mask, alive, generation)
+        if isinstance(found, tuple):
+            return found
+        rows = np.flatnonzero(found > 0)
+        return rows, found[rows]
+
+    def best(
+        self,
+        terms: Sequence[str],
+        mask: BoolArray,
+        alive: BoolArray,
+        k: int,
+        generation: int | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """What `scores` returns, cut to what `top_k(..., k)` can pick from it.
+
+        The rows whose score is within a2a.index.topk's rounding reach of the k-th best
+        score or above it (at least the k best rows, when that many score > 0), so the
+        caller's top_k gives the same answer as over every score, without a pass over
+        every matching row. Returns (rows, scores > 0), rows ascending; empty when k < 1.
+        """
+        if k < 1:
+            return _NOTHING
+        found = self._score(terms, mask, alive, generation)
+        if isinstance(found, tuple):
+            return found
+        # Negated, so the k best come first: numpy's introselect is fast for a small kth,
+        # and slow (up to 20x here) for kth near the end of an array full of masked zeros.
+        np.negative(found, out=found)
+        cut = -_TINY
+        if k < len(found):
+            cut = min(float(np.partition(found, k - 1)[k - 1]) + REACH, -_TINY)
+        rows = np.flatnonzero(found <= cut)
+        return rows, -found[rows]
+
+    def _score(
+        self, terms: Sequence[str], mask: BoolArray, alive: BoolArray, generation: int | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | npt.NDArray[np.float64]:
+        """(rows, scores > 0) of the passing rows, or every row's score (0 if masked out)."""
         if not terms:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        n_alive, avgdl = self._statistics(alive, generation)
-        if n_alive == 0 or avgdl == 0.0:  # empty, or no row has a term: nothing matches
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        found_rows: list[npt.NDArray[np.int64]] = []
-        found_scores: list[npt.NDArray[np.float64]] = []
-        for term in sorted(set(terms)):
-            weighted = self._weights(term, alive, n_alive, avgdl, generation)
-            if weighted is None:
-                continue
-            rows, weights = weighted
-            keep = mask[rows]
-            found_rows.append(rows[keep])
-            found_scores.append(terms.count(term) * weights[keep])
-        return _sum_by_row(found_rows, found_scores, self._size)
+            return _NOTHING
+        snapshot = self._current(alive, generation)
+        if snapshot.n_alive == 0 or snapshot.avgdl == 0.0:  # no row has a term: no match
+            return _NOTHING
+        counts = Counter(terms)
+        found: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
+        for term in sorted(counts):
+            weighted = self._weights(term, alive, snapshot)
+            if weighted is not None:
+                rows, weights = weighted
+                found.append((rows, weights if counts[term] == 1 else counts[term] * weights))
+        if not found:
+            return _NOTHING
+        postings = sum(len(rows) for rows, _ in found)
+        passing = int(np.count_nonzero(mask))
+        if passing * len(found) * _SEARCH_COST < postings + self._size:
+            return _lookup(found, np.flatnonzero(mask))
+        dense = np.zeros(self._size, dtype=np.float64)
+        for rows, weights in found:
+            # numpy 2's add.at has a fast path for this (2x `dense[rows] += weights` here).
+            np.add.at(dense, rows, weights)
+        dense *= mask
+        return dense
 
-    def _statistics(self, alive: BoolArray, generation: int | None) -> tuple[int, float]:
-        cached = self._stats
-        if generation is not None and cached is not None and cached[0] == generation:
-            return cached[1], cached[2]
+    def _current(self, alive: BoolArray, generation: int | None) -> _Snapshot:
+        snapshot = self._snapshot
+        if generation is not None and snapshot is not None and snapshot.generation == generation:
+            return snapshot
         n_alive = int(np.count_nonzero(alive))
-        total = float(self.lengths[alive].sum(dtype=np.float64))
+        total = float(np.sum(self.lengths, dtype=np.float64, where=alive))
         avgdl = total / n_alive if n_alive else 0.0
+        norm = np.zeros(0)
+        if avgdl:  # k1 * (1 - b + b * |d| / avgdl) per row, in that order of operations
+            norm = self.lengths.astype(np.float64)
+            norm *= self.b
+            norm /= avgdl
+            norm += 1 - self.b
+            norm *= self.k1
+        snapshot = _Snapshot(generation, n_alive, avgdl, n_alive == self._size, norm)
         if generation is not None:
-            self._stats = (generation, n_alive, avgdl)
-            self._cache = {}
-        return n_alive, avgdl
+            self._snapshot = snapshot  # one assignment: readers see the old or the new whole
+        return snapshot
 
-    def _weights(
-        self, term: str, alive: BoolArray, n_alive: int, avgdl: float, generation: int | None
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
-        """(rows, idf * tf / (tf + k1 * norm)) over the term's postings, None if no live row."""
-        if generation is not None and (hit := self._cache.get(term)) is not None:
-            return hit
+    def _weights(self, term: str, alive: BoolArray, snapshot: _Snapshot) -> _Weighted | None:
+        """(rows, idf * tf / (tf + norm)) over the term's postings, None if no live row."""
+        if term in snapshot.weights:
+            return snapshot.weights[term]
+        weighted: _Weighted | None = None
         postings = self._terms.get(term)
-        if postings is None:
-            return None
-        rows = postings.rows[: postings.size]
-        df = int(np.count_nonzero(alive[rows]))
-        if df == 0:
-            return None
-        tfs = postings.tfs[: postings.size].astype(np.float64)
-        idf = math.log(1 + (n_alive - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1 - self.b + self.b * self.lengths[rows].astype(np.float64) / avgdl)
-        weighted = (rows, idf * tfs / (tfs + norm))
-        if generation is not None:
-            self._cache[term] = weighted
+        if postings is not None:
+            rows = postings.rows[: postings.size]
+            df = len(rows) if snapshot.every_alive else int(np.count_nonzero(alive[rows]))
+            if df:
+                n_alive = snapshot.n_alive
+                tfs = postings.tfs[: postings.size]
+                idf = math.log(1 + (n_alive - df + 0.5) / (df + 0.5))
+                denominator = snapshot.norm[rows]
+                denominator += tfs
+                weights = np.multiply(tfs, idf, dtype=np.float64)
+                weights /= denominator
+                weighted = (rows, weights)
+        if snapshot.generation is not None:
+            snapshot.weights[term] = weighted
         return weighted
 
     def take(self, rows: npt.NDArray[np.int64]) -> BM25Index:
-        """A new index of only `rows`, renumbered 0.. in that order (compaction)."""
+        """A new index of only `rows`, renumbered 0.. in that order (compaction).
+
+        Raises ValueError unless `rows` ascend (postings must stay in row order).
+        """
+        if len(rows) > 1 and not bool(np.all(np.diff(rows) > 0)):
+            raise ValueError("take() needs strictly ascending rows")
         renumber = np.full(self._size, -1, dtype=np.int64)
         renumber[rows] = np.arange(len(rows))
         taken = BM25Index(self.k1, self.b)
@@ -168,25 +265,15 @@ class BM25Index:
         return taken
 
 
-def _sum_by_row(
-    rows: list[npt.NDArray[np.int64]], scores: list[npt.NDArray[np.float64]], size: int
+def _lookup(
+    found: list[_Weighted], passing: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Per-row sums of the per-term contributions; rows ascending."""
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    if len(rows) == 1:
-        return rows[0], scores[0]
-    postings = sum(len(r) for r in rows)
-    if postings * 16 > size:
-        # Many postings: a dense accumulator (each term's rows are distinct, so += is exact).
-        dense = np.zeros(size, dtype=np.float64)
-        touched = np.zeros(size, dtype=bool)
-        for r, s in zip(rows, scores, strict=True):
-            dense[r] += s
-            touched[r] = True
-        found = np.flatnonzero(touched)
-        return found, dense[found]
-    every = np.concatenate(rows)
-    unique, inverse = np.unique(every, return_inverse=True)
-    sums = np.bincount(inverse, weights=np.concatenate(scores), minlength=len(unique))
-    return unique.astype(np.int64), sums.astype(np.float64)
+    """Scores of the `passing` rows (ascending), each looked up in every term's postings."""
+    sums = np.zeros(len(passing), dtype=np.float64)
+    for rows, weights in found:
+        at = np.searchsorted(rows, passing)
+        np.minimum(at, len(rows) - 1, out=at)
+        hit = rows[at] == passing
+        sums[hit] += weights[at[hit]]
+    keep = sums > 0
+    return passing[keep], sums[keep]

@@ -307,7 +307,7 @@ class SearchIndex:
         callers fill it with `distances`. [] when the query has no terms.
         """
         alive = self.columns.alive
-        rows, scores = self._bm25.scores(analyze(query), mask, alive, self._generation)
+        rows, scores = self._bm25.best(analyze(query), mask, alive, k, self._generation)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
 

@@ -10,6 +10,9 @@ import numpy.typing as npt
 
 #: Decimal places kept in distances and scores; values equal at this precision tie.
 DECIMALS = 6
+#: How far below the k-th best raw value a value can still round to a tie with it (rounding
+#: moves each by at most half a unit of the 6th place; a whole unit is kept for safety).
+REACH = 10.0**-DECIMALS
 
 
 def top_k(
@@ -33,7 +36,7 @@ def top_k(
         # moves a value by at most half a unit of the 6th place), before rounding anything.
         raw = -values if descending else values
         kth = np.partition(raw, k - 1)[k - 1]
-        near = np.flatnonzero(raw <= kth + 10.0**-DECIMALS)
+        near = np.flatnonzero(raw <= kth + REACH)
         values, rows = values[near], rows[near]
     rounded = np.round(values.astype(np.float64), DECIMALS)
     keys = -rounded if descending else rounded

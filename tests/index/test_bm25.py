@@ -1,0 +1,100 @@
+"""BM25Index alone: the top-k cut, the two scoring paths, repeated terms, compaction order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from a2a.index.bm25 import BM25Index
+from a2a.index.topk import top_k
+
+WORDS = ["kafka", "broker", "postgres", "queue", "cache", "shard", "tenant", "index"]
+SIZE = 4000
+
+
+def _documents(seed: int = 3) -> list[list[str]]:
+    # Few words and short documents, so many rows score exactly alike (ties at the cut).
+    rng = np.random.default_rng(seed)
+    return [list(rng.choice(WORDS, size=int(rng.integers(0, 5)))) for _ in range(SIZE)]
+
+
+@pytest.fixture(scope="module")
+def bm25() -> BM25Index:
+    index = BM25Index()
+    index.add(_documents())
+    return index
+
+
+def _mask(which: str) -> np.ndarray:
+    rng = np.random.default_rng(11)
+    fraction = {"all": 1.0, "half": 0.5, "tenth": 0.1, "tiny": 0.005, "empty": 0.0}[which]
+    return rng.random(SIZE) < fraction
+
+
+IDS = [f"d{i:05d}" for i in range(SIZE)]
+
+
+@pytest.mark.parametrize("k", [1, 10, 5000], ids=["k1", "k10", "k-beyond-matches"])
+@pytest.mark.parametrize("which", ["all", "half", "tenth", "tiny", "empty"])
+def test_best_keeps_every_row_top_k_would_pick_from_all_scores(
+    bm25: BM25Index, which: str, k: int
+) -> None:
+    mask = _mask(which)
+    alive = np.ones(SIZE, dtype=bool)
+    query = ["kafka", "broker", "kafka"]
+    rows, scores = bm25.scores(query, mask, alive, generation=1)
+    cut_rows, cut_scores = bm25.best(query, mask, alive, k, generation=1)
+    assert set(cut_rows.tolist()) <= set(rows.tolist())
+    assert np.all(np.diff(cut_rows) > 0)
+    assert top_k(cut_scores, cut_rows, k, IDS, descending=True) == top_k(
+        scores, rows, k, IDS, descending=True
+    )
+    if which != "empty":
+        assert len(top_k(scores, rows, k, IDS, descending=True)) == min(k, len(rows)) > 0
+
+
+def test_looked_up_scores_of_few_rows_equal_the_dense_scores_of_every_row(bm25: BM25Index) -> None:
+    alive = np.ones(SIZE, dtype=bool)
+    narrow = _mask("tiny")  # few enough passing rows to take the binary-search path
+    query = ["kafka", "queue", "tenant"]
+    all_rows, all_scores = bm25.scores(query, alive, alive)
+    rows, scores = bm25.scores(query, narrow, alive)
+    expected = {r: s for r, s in zip(all_rows.tolist(), all_scores.tolist(), strict=True)}
+    assert len(rows) > 0
+    assert rows.tolist() == [r for r in all_rows.tolist() if narrow[r]]
+    assert scores.tolist() == pytest.approx([expected[r] for r in rows.tolist()], abs=1e-12)
+
+
+def test_a_repeated_query_term_counts_twice(bm25: BM25Index) -> None:
+    alive = np.ones(SIZE, dtype=bool)
+    once_rows, once = bm25.scores(["shard"], alive, alive)
+    twice_rows, twice = bm25.scores(["shard", "shard"], alive, alive)
+    assert twice_rows.tolist() == once_rows.tolist()
+    assert twice == pytest.approx(2 * once, abs=1e-12)
+
+
+def test_best_with_k_below_one_or_no_terms_is_empty(bm25: BM25Index) -> None:
+    alive = np.ones(SIZE, dtype=bool)
+    assert len(bm25.best(["kafka"], alive, alive, 0)[0]) == 0
+    assert len(bm25.best([], alive, alive, 10)[0]) == 0
+    assert len(bm25.best(["zeppelin"], alive, alive, 10)[0]) == 0
+
+
+def test_a_new_generation_recomputes_statistics_for_tombstones() -> None:
+    index = BM25Index()
+    index.add([["kafka"], ["kafka", "queue"], ["postgres"]])
+    alive = np.ones(3, dtype=bool)
+    _, before = index.scores(["kafka"], alive, alive, generation=1)
+    alive[2] = False  # N drops from 3 to 2, avgdl rises from 4/3 to 3/2
+    _, stale = index.scores(["kafka"], alive, alive, generation=1)
+    _, fresh = index.scores(["kafka"], alive, alive, generation=2)
+    _, uncached = index.scores(["kafka"], alive, alive)
+    assert stale.tolist() == before.tolist()  # same generation: the cached statistics
+    assert fresh.tolist() == uncached.tolist() != before.tolist()
+
+
+def test_take_refuses_rows_out_of_order(bm25: BM25Index) -> None:
+    with pytest.raises(ValueError):
+        bm25.take(np.asarray([5, 3, 9], dtype=np.int64))
+    taken = bm25.take(np.asarray([3, 5, 9], dtype=np.int64))
+    assert len(taken) == 3
