@@ -50,5 +50,9 @@ def top_k(
         chosen = np.concatenate([better, tied]).astype(np.int64)
     else:
         chosen = np.arange(len(keys))
-    picked = sorted(chosen.tolist(), key=lambda i: (float(keys[i]), ids[int(rows[i])]))
-    return [(int(rows[i]), float(rounded[i])) for i in picked]
+    chosen_rows = rows[chosen].tolist()
+    ordered = sorted(
+        zip(keys[chosen].tolist(), (ids[r] for r in chosen_rows), chosen_rows, strict=True)
+    )
+    sign = -1.0 if descending else 1.0
+    return [(row, sign * key + 0.0) for key, _, row in ordered]
