@@ -1,7 +1,8 @@
 """Filtered search at 100k-1M decisions: the service beside its floor, measured in one run.
 
 For each size it writes synthetic decisions (bench/query_bench.py's generator) into an
-embedded Chroma folder through `Indexer.write` (model and Chroma time split), or with
+embedded Chroma folder through `Indexer.write` (model and Chroma time split: wall time
+in each, which overlap little because Chroma's embedded upsert holds the GIL), or with
 `--synthetic-vectors` straight through the store with random unit vectors (no model:
 for 1M). It loads the search index from Chroma (time, RSS), then for every mode
 (semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
