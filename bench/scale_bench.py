@@ -1,7 +1,8 @@
 """Filtered search at 100k-1M decisions: the service beside its floor, measured in one run.
 
 For each size it writes synthetic decisions (bench/query_bench.py's generator) into an
-embedded Chroma folder through `Indexer.write` (model and Chroma time split), or with
+embedded Chroma folder through `Indexer.write` (model and Chroma time split: wall time
+in each, which overlap little because Chroma's embedded upsert holds the GIL), or with
 `--synthetic-vectors` straight through the store with random unit vectors (no model:
 for 1M). It loads the search index from Chroma (time, RSS), then for every mode
 (semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
@@ -14,6 +15,7 @@ It prints p50/p99 of each, the service/floor ratio, recall@10 of semantic result
 an exact float64 search, indexing records/s, and RSS.
 
     python bench/scale_bench.py --sizes 100000 --queries 50 [--data DIR] [--synthetic-vectors]
+        [--no-queries]   # stop after the indexing and load lines
     python bench/scale_bench.py --planner     # the gather/scan crossover of a2a.index.vectors
 
 `--data DIR` keeps the stores (DIR/<size>) and reuses one that already holds `size` records.
@@ -153,7 +155,9 @@ def timed(call: Callable[[], Any]) -> tuple[float, Any]:
     return (time.perf_counter() - started) * 1000, result
 
 
-async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str]) -> None:
+async def measure(
+    size: int, folder: Path, embedder: Embedder, queries: list[str], *, with_queries: bool = True
+) -> None:
     store = ChromaDecisionStore(data_dir=folder, collection="bench", embedding_model=embedder.name)
     before = rss_mib()
     live = LiveIndex(store)
@@ -167,6 +171,9 @@ async def measure(size: int, folder: Path, embedder: Embedder, queries: list[str
         f"({index_rss / size * 100_000:,.0f} MiB per 100k)",
         flush=True,
     )
+    if not with_queries:
+        store.close()
+        return
     service = QueryService(AsyncStore(store, 30), embedder, "bench", index=live)
     with index.reading():
         vectors = np.asarray(index._vectors.matrix, dtype=np.float32)
@@ -258,6 +265,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path)
     parser.add_argument("--synthetic-vectors", action="store_true")
     parser.add_argument("--planner", action="store_true")
+    parser.add_argument("--no-queries", action="store_true")
     args = parser.parse_args()
     if args.planner:
         planner()
@@ -270,7 +278,7 @@ def main() -> None:
         for size in (int(s) for s in args.sizes.split(",")):
             folder = root / str(size)
             print(write_store(folder, size, embedder, args.synthetic_vectors), flush=True)
-            asyncio.run(measure(size, folder, embedder, queries))
+            asyncio.run(measure(size, folder, embedder, queries, with_queries=not args.no_queries))
 
 
 if __name__ == "__main__":

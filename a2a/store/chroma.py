@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,15 @@ _LOCAL_REVISIONS: dict[tuple[str, str], str | None] = {}
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
+#: Threads reading whole-store pages at once: Chroma's embedded `get` releases the GIL,
+#: so a second reader overlaps Chroma's SQLite work with the caller's (a2a.index.sync).
+READERS = 2
+#: HNSW settings of collections this module creates. Every query is answered from the
+#: in-process index (a2a.index), never from Chroma's HNSW graph, which Chroma still builds
+#: on every write: a sparser graph (Chroma's defaults are 100 and 16) costs less to insert
+#: into. Chroma keeps a collection's settings from its creation, so older collections
+#: keep theirs and work unchanged.
+HNSW_CONFIGURATION = {"space": "cosine", "ef_construction": 32, "max_neighbors": 8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,12 +206,15 @@ class ChromaDecisionStore:
         metadata: bool = True,
         embeddings: bool = False,
         page_size: int = PAGE_SIZE,
+        readers: int = 1,
     ) -> Iterator[StoredPage]:
         """The records by `ids` and/or `where` (all when both are None), page by page.
 
-        Pages by id chunks when `ids` is given, else by limit/offset. A page read while
-        another process writes may miss or repeat a record; callers that need every
-        record (the search index) reconcile afterwards by `updated_at` and ids.
+        Pages by id chunks when `ids` is given, else by limit/offset; with `readers` > 1
+        the limit/offset pages are read by that many threads at once, a few pages ahead
+        of the caller, and still yielded in order. A page read while another process
+        writes may miss or repeat a record; callers that need every record (the search
+        index) reconcile afterwards by `updated_at` and ids.
         """
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or (ids is not None and not ids):
@@ -215,16 +230,13 @@ class ChromaDecisionStore:
                 chunk = unique[start : start + page_size]
                 yield self._page(collection.get, ids=chunk, where=where, include=include)
             return
-        offset = 0
-        while True:
-            page = self._page(
+
+        def read(offset: int) -> StoredPage:
+            return self._page(
                 collection.get, where=where, include=include, limit=page_size, offset=offset
             )
-            if page.ids:
-                yield page
-            if len(page.ids) < page_size:
-                return
-            offset += page_size
+
+        yield from _read_ahead(read, page_size, max(readers, 1))
 
     def _page(self, call: Any, **kwargs: Any) -> StoredPage:
         result = self._guarded(call, **kwargs)
@@ -233,7 +245,8 @@ class ChromaDecisionStore:
         vectors = result.get("embeddings") if "embeddings" in include else None
         return StoredPage(
             ids=list(result["ids"]),
-            metadatas=[dict(m or {}) for m in (result.get("metadatas") or [None] * count)],
+            # Chroma builds fresh dicts on every read: kept as they are, not copied.
+            metadatas=[m or {} for m in (result.get("metadatas") or [None] * count)],
             documents=(
                 [d or "" for d in result.get("documents") or [""] * count]
                 if "documents" in include
@@ -426,7 +439,7 @@ class ChromaDecisionStore:
         if create:
             collection = client.get_or_create_collection(
                 self.collection_name,
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration={"hnsw": HNSW_CONFIGURATION},
                 metadata={MODEL_KEY: self.embedding_model},
                 embedding_function=None,
             )
@@ -441,6 +454,40 @@ class ChromaDecisionStore:
         with self._lock:
             self._collection = collection
         return collection
+
+
+def _read_ahead(
+    read: Callable[[int], StoredPage], page_size: int, readers: int
+) -> Iterator[StoredPage]:
+    """Pages `read(0)`, `read(page_size)`, ... in order, until one comes back short.
+
+    One reader reads in the caller's thread; more read in threads, `readers + 1` pages
+    ahead (an extra page or two may be read past the end). Leaving early, or an error
+    of one read, cancels the reads not started.
+    """
+    if readers == 1:
+        offset = 0
+        while True:
+            page = read(offset)
+            if page.ids:
+                yield page
+            if len(page.ids) < page_size:
+                return
+            offset += page_size
+    offsets = itertools.count(0, page_size)
+    with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="cstp-page") as pool:
+        pending = deque(pool.submit(read, next(offsets)) for _ in range(readers + 1))
+        try:
+            while True:
+                page = pending.popleft().result()
+                if page.ids:
+                    yield page
+                if len(page.ids) < page_size:
+                    return
+                pending.append(pool.submit(read, next(offsets)))
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 #: HTTP statuses of a Chroma server failing (its own errors and a proxy's in front of it).

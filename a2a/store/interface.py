@@ -48,8 +48,10 @@ class DecisionStore(Protocol):
         metadata: bool = True,
         embeddings: bool = False,
         page_size: int = PAGE_SIZE,
+        readers: int = 1,
     ) -> Iterator[StoredPage]:
-        """The same records, page by page (for whole-store reads)."""
+        """The same records, page by page (for whole-store reads); `readers` threads
+        read ahead of the caller."""
         ...
 
     def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,4 +84,20 @@ async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
         await live.current()
     assert isinstance(caught.value.__cause__, TypeError)
     assert not isinstance(caught.value, StoreUnavailable)
+    store.close()
+
+
+async def test_the_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="collector", embedding_model="t")
+    write(store, SAMPLE[:3])
+    assert gc.isenabled()
+    live = LiveIndex(store)
+    await live.current()
+    assert gc.isenabled() and live.index.alive_count == 3
+    gc.disable()
+    try:
+        LiveIndex(store)._load()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
     store.close()
