@@ -70,9 +70,9 @@ class SearchIndex:
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
-    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions), `content_hash(id)`,
-      `updated_at(id)`, `columns` (FilterColumns: numpy columns for listDecisions and
-      getCalibration), `alive_count`, `len()`.
+    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions),
+      `content_hash(id)`, `updated_at(id)`, `columns` (FilterColumns: numpy columns for
+      listDecisions and getCalibration), `alive_count`, `len()`.
     """
 
     def __init__(

@@ -36,10 +36,10 @@ class LiveIndex:
     Chroma is down. Freshness: each query calls `current()`, which reads the collection's
     revision marker (one cheap Chroma call for a server, concurrent queries sharing one
     check that started after they arrived; a dict lookup on the event loop for an
-    embedded folder, whose only writer is this process); when it changed, only records whose `updated_at`
-    is at or after the watermark are read, and only those whose `updated_at` or content
-    hash differ are fetched whole. Deletions show as a count below the index's, and are
-    found by diffing ids. The watermark is the start of the last refresh minus
+    embedded folder, whose only writer is this process); when it changed, only records
+    whose `updated_at` is at or after the watermark are read, and only those whose
+    `updated_at` or content hash differ are fetched whole. Deletions show as a count
+    below the index's, and are found by diffing ids. The watermark is the start of the last refresh minus
     `margin_ms`, which covers writers' clock skew and a write slower than that.
     Records without `updated_at` (written before it existed) are loaded at start and
     found by the id diff when new, but an in-place change of one is seen only at restart.
