@@ -39,8 +39,9 @@ class LiveIndex:
     embedded folder, whose only writer is this process); when it changed, only records
     whose `updated_at` is at or after the watermark are read, and only those whose
     `updated_at` or content hash differ are fetched whole. Deletions show as a count
-    below the index's, and are found by diffing ids. The watermark is the start of the last refresh minus
-    `margin_ms`, which covers writers' clock skew and a write slower than that.
+    below the index's, and are found by diffing ids. The watermark is the start of the
+    last refresh minus `margin_ms`, which covers writers' clock skew and a write slower
+    than that.
     Records without `updated_at` (written before it existed) are loaded at start and
     found by the id diff when new, but an in-place change of one is seen only at restart.
     """
