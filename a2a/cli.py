@@ -73,7 +73,7 @@ def _run_index(
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
     otherwise), warnings, failures and a one-line summary on stderr."""
-    indexer = Indexer(runtime.store, runtime.embedder)
+    indexer = Indexer(runtime.store, runtime.embedder, runtime.settings.index_batch_size)
     summary = IndexSummary()
     records = indexer.load(paths, summary)
     with Progress(
@@ -151,7 +151,9 @@ def index(
             if prune and not summary.interrupted:
                 from a2a.prune import prune_and_report
 
-                indexer = Indexer(runtime.store, runtime.embedder)
+                indexer = Indexer(
+                    runtime.store, runtime.embedder, runtime.settings.index_batch_size
+                )
                 err.print(prune_and_report(runtime.store, indexer, paths))
         except StoreUnavailable as exc:
             err.print(f"[red]error:[/red] {exc}")

@@ -50,9 +50,14 @@ class IndexSummary:
 class Indexer:
     """Indexes decision files into a store; unchanged records are not embedded again."""
 
-    def __init__(self, store: DecisionStore, embedder: Embedder) -> None:
+    def __init__(
+        self, store: DecisionStore, embedder: Embedder, batch_size: int = BATCH_SIZE
+    ) -> None:
+        """`batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
+        limit; smaller batches use less memory and answer a stop request sooner."""
         self._store = store
         self._embedder = embedder
+        self._batch_size = batch_size
 
     def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
@@ -98,7 +103,9 @@ class Indexer:
         written whole or not started, and the summary counts only what was written.
         Raises StoreUnavailable when Chroma fails.
         """
-        size = min(BATCH_SIZE, self._store.max_batch_size()) if records else BATCH_SIZE
+        size = self._batch_size
+        if records:
+            size = min(size, self._store.max_batch_size())
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-write") as pool:
             in_flight: Future[None] | None = None
             try:

@@ -8,10 +8,13 @@ import signal
 import pytest
 
 from a2a.embeddings import Embedder
-from a2a.indexer import BATCH_SIZE, Indexer, IndexSummary
+from a2a.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord
 from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import ChromaDecisionStore
+
+#: Small batches keep these runs short (the default is a2a.indexer.BATCH_SIZE).
+BATCH = 512
 
 
 def records(n: int) -> list[DecisionRecord]:
@@ -27,17 +30,17 @@ def test_stop_requested_during_a_batch_ends_the_run_after_that_batch(
     def progress(n: int) -> None:
         stop.signal = signal.SIGTERM  # as the handler does when SIGTERM arrives mid-batch
 
-    Indexer(store, embedder).write(records(3 * BATCH_SIZE), summary, progress, stop=stop.is_set)
+    Indexer(store, embedder, BATCH).write(records(3 * BATCH), summary, progress, stop=stop.is_set)
     assert summary.interrupted
-    assert (summary.new, store.count()) == (BATCH_SIZE, BATCH_SIZE)
+    assert (summary.new, store.count()) == (BATCH, BATCH)
 
 
 def test_without_a_stop_request_every_batch_is_written(
     store: ChromaDecisionStore, embedder: Embedder
 ) -> None:
     summary = IndexSummary()
-    Indexer(store, embedder).write(records(BATCH_SIZE + 1), summary, stop=StopRequest().is_set)
-    assert not summary.interrupted and store.count() == BATCH_SIZE + 1
+    Indexer(store, embedder, BATCH).write(records(BATCH + 1), summary, stop=StopRequest().is_set)
+    assert not summary.interrupted and store.count() == BATCH + 1
 
 
 @pytest.mark.parametrize(

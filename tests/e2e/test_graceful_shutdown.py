@@ -20,7 +20,6 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a.indexer import BATCH_SIZE
 from a2a.store import ChromaDecisionStore
 from tests.conftest import REPO, rpc_call
 from tests.servers import BIN, cstp, free_port, start_chroma, start_cstp, stop
@@ -120,18 +119,24 @@ def test_index_stops_after_the_batch_being_written_and_reports_what_it_did(
     tmp_path: Path, chroma: tuple[subprocess.Popen[bytes], str], sig: signal.Signals, code: int
 ) -> None:
     _, chroma_url = chroma
-    total = 8 * BATCH_SIZE
+    store = ChromaDecisionStore(
+        collection="decisions", embedding_model="all-minilm-l6-v2-int8", server_url=chroma_url
+    )
+    batch = 512  # CSTP_INDEX_BATCH_SIZE: small batches keep the run short
+    total = 8 * batch
     write_records(tmp_path / "records", total)
-    env = {**os.environ, "CSTP_CHROMA_URL": chroma_url, "CSTP_DATA_DIR": str(tmp_path / "d")}
+    env = {
+        **os.environ,
+        "CSTP_CHROMA_URL": chroma_url,
+        "CSTP_DATA_DIR": str(tmp_path / "d"),
+        "CSTP_INDEX_BATCH_SIZE": str(batch),
+    }
     process = subprocess.Popen(
         [str(BIN / "cstp"), "index", str(tmp_path / "records")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    store = ChromaDecisionStore(
-        collection="decisions", embedding_model="all-minilm-l6-v2-int8", server_url=chroma_url
     )
     try:
         poll(lambda: process.poll() is not None or store.count() > 0, "first batch written")
@@ -143,6 +148,6 @@ def test_index_stops_after_the_batch_being_written_and_reports_what_it_did(
             process.kill()
         store.close()
     assert process.returncode == code, stderr
-    assert 0 < stored < total and stored % BATCH_SIZE == 0
+    assert 0 < stored < total and stored % batch == 0, stderr
     assert f"{stored} new, 0 updated, 0 unchanged, 0 failed" in stderr
     assert f"interrupted by {sig.name} after {stored} of {total} records" in stderr
