@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import sqlite3
@@ -338,15 +339,19 @@ class ChromaDecisionStore:
         ]
         vectors = np.asarray(embeddings, dtype=np.float32)
         batch = self._batch_size()
-        for start in range(0, len(records), batch):
-            end = start + batch
-            self._guarded(
-                collection.add if only_new else collection.upsert,
-                ids=[r.id for r in records[start:end]],
-                embeddings=vectors[start:end],
-                metadatas=metadatas[start:end],
-                documents=list(documents[start:end]),
-            )
+        try:
+            for start in range(0, len(records), batch):
+                end = start + batch
+                self._guarded(
+                    collection.add if only_new else collection.upsert,
+                    ids=[r.id for r in records[start:end]],
+                    embeddings=vectors[start:end],
+                    metadatas=metadatas[start:end],
+                    documents=list(documents[start:end]),
+                )
+        except BaseException:
+            self._bump_after_failure(collection)
+            raise
         self._bump_revision(collection)
         return [decode(r.id, m) for r, m in zip(records, metadatas, strict=True)]
 
@@ -355,9 +360,19 @@ class ChromaDecisionStore:
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or not ids:
             return
-        for start in range(0, len(ids), PAGE_SIZE):
-            self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
+        try:
+            for start in range(0, len(ids), PAGE_SIZE):
+                self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
+        except BaseException:
+            self._bump_after_failure(collection)
+            raise
         self._bump_revision(collection)
+
+    def _bump_after_failure(self, collection: Any) -> None:
+        """A write failed, but earlier chunks (or the failed call itself) may have landed:
+        change the marker anyway so that search indexes look (best effort on Chroma)."""
+        with contextlib.suppress(Exception):
+            self._bump_revision(collection)
 
     def _bump_revision(self, collection: Any) -> None:
         revision = uuid.uuid4().hex

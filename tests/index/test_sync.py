@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,4 +101,32 @@ async def test_the_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Pa
         assert not gc.isenabled()
     finally:
         gc.enable()
+    store.close()
+
+
+async def test_records_landed_by_a_write_that_failed_midway_are_seen_by_the_next_query(
+    tmp_path: Path,
+) -> None:
+    # Chunk 1 of 2 lands, chunk 2 fails: Chroma holds a1 (a retry of it is answered
+    # "already stored"), so the next query must not keep answering without it.
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="mid", embedding_model="t")
+    write(store, SAMPLE[:2])
+    live = LiveIndex(store)
+    await live.current()
+    store._max_batch = 1
+    collection = store._get_collection(create=True)
+    real_upsert, calls = collection.upsert, []
+
+    def failing_second(**kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("disk I/O error")
+        real_upsert(**kwargs)
+
+    collection.upsert = failing_second
+    records = [DecisionRecord(id="a1", title="Lands"), DecisionRecord(id="a2", title="Fails")]
+    with pytest.raises(StoreUnavailable):
+        store.upsert(records, unit_vectors(2, 8), [r.embedding_text() for r in records])
+    assert store.get(ids=["a1"])  # it landed
+    assert _ids(await live.current()) == {"d01", "d02", "a1"}
     store.close()
