@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -50,7 +51,9 @@ def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
         if moment is not None:
             values[key] = format_date(moment)
     if record.date is not None:
-        values["date_epoch"] = int(record.date.timestamp())
+        # Whole seconds at or before the date (floor, not int(): int() rounds a date before
+        # 1970 with a fraction up, past the filter bounds a2a.query.filters computes).
+        values["date_epoch"] = math.floor(record.date.timestamp())
     return {key: value for key, value in values.items() if value is not None}
 
 

@@ -149,3 +149,26 @@ def test_codes_widen_past_127_and_32767_values_and_still_match() -> None:
         assert passing.tolist() == [categories.index(name)]
     assert table.value("category", 39_999) == "c39999"
     assert np.flatnonzero(table.mask(QueryFilters(stakes=["low"]))).tolist() == list(range(100))
+
+
+def test_a_date_before_1970_with_a_fraction_is_filtered_by_its_own_second(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """1969-12-31T23:59:59.5Z lies in 1969: it passes dateBefore 1969-12-31T23:59:59Z and
+    not dateAfter 1970-01-01, in Chroma and in the index (its epoch is floored to -1)."""
+    store = ChromaDecisionStore(
+        data_dir=tmp_path_factory.mktemp("chroma"), collection="fraction", embedding_model="t"
+    )
+    write(
+        store, [DecisionRecord(id="f1", title="Half a second", date=utc("1969-12-31T23:59:59.5Z"))]
+    )
+    index = index_of(store)
+    for filters, expected in (
+        ({"dateBefore": "1969-12-31T23:59:59Z"}, {"f1"}),
+        ({"dateAfter": "1970-01-01"}, set()),
+    ):
+        parsed = QueryFilters.model_validate(filters)
+        assert {row.id for row in store.get(where=to_where(parsed), metadata=False)} == expected
+        with index.reading():
+            assert {index.id_of(int(r)) for r in np.flatnonzero(index.mask(parsed))} == expected
+    store.close()
