@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +117,7 @@ class ChromaDecisionStore:
         self._collection: Any = None
         self._max_batch: int | None = None
         self._lock = threading.Lock()
+        # The in-memory revision's key of an embedded collection; None for a server.
         self._key = None if data_dir is None else (str(data_dir.resolve()), collection)
 
     @property
@@ -282,7 +283,7 @@ class ChromaDecisionStore:
         marker is kept in memory and changed by this process's own writes (any store
         object on the folder): no Chroma call. None when the collection does not exist yet.
         """
-        key = self._local_key()
+        key = self._key
         if key is not None and key in _LOCAL_REVISIONS:
             return _LOCAL_REVISIONS[key]
         client = self._guarded(self._get_client)
@@ -302,12 +303,7 @@ class ChromaDecisionStore:
     def revision_in_memory(self) -> bool:
         """True when `revision()` makes no Chroma call (embedded, after its first read):
         callers may then call it on an event loop."""
-        key = self._local_key()
-        return key is not None and key in _LOCAL_REVISIONS
-
-    def _local_key(self) -> tuple[str, str] | None:
-        """The in-memory revision's key of an embedded collection; None for a server."""
-        return self._key
+        return self._key is not None and self._key in _LOCAL_REVISIONS
 
     # -- writes ------------------------------------------------------------------------
 
@@ -376,9 +372,8 @@ class ChromaDecisionStore:
 
     def _bump_revision(self, collection: Any) -> None:
         revision = uuid.uuid4().hex
-        key = self._local_key()
-        if key is not None:  # before Chroma is told: a failed write may still have landed
-            _LOCAL_REVISIONS[key] = revision
+        if self._key is not None:  # before Chroma is told: a failed write may have landed
+            _LOCAL_REVISIONS[self._key] = revision
         self._guarded(
             collection.modify, metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: revision}
         )
@@ -480,25 +475,26 @@ def _read_ahead(
     ahead (an extra page or two may be read past the end). Leaving early, or an error
     of one read, cancels the reads not started.
     """
-    if readers == 1:
-        offset = 0
-        while True:
-            page = read(offset)
+    with contextlib.closing(_in_order(read, itertools.count(0, page_size), readers)) as pages:
+        for page in pages:
             if page.ids:
                 yield page
             if len(page.ids) < page_size:
                 return
-            offset += page_size
-    offsets = itertools.count(0, page_size)
+
+
+def _in_order(
+    read: Callable[[int], StoredPage], offsets: Iterator[int], readers: int
+) -> Generator[StoredPage, None, None]:
+    """`read(offset)` for each of `offsets`, in order; by `readers` threads when above 1."""
+    if readers == 1:
+        yield from map(read, offsets)
+        return
     with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="cstp-page") as pool:
         pending = deque(pool.submit(read, next(offsets)) for _ in range(readers + 1))
         try:
             while True:
-                page = pending.popleft().result()
-                if page.ids:
-                    yield page
-                if len(page.ids) < page_size:
-                    return
+                yield pending.popleft().result()
                 pending.append(pool.submit(read, next(offsets)))
         finally:
             for future in pending:
