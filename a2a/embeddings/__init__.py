@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from a2a.embeddings.base import Embedder, EmbeddingModelError
+from a2a.embeddings.base import Embedder, EmbeddingModelError, is_static
 
 DEFAULT_MODEL: Final = "all-minilm-l6-v2-int8"
 
@@ -50,4 +50,11 @@ def load_embedder(name: str) -> Embedder:
     return loader()
 
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "Embedder", "EmbeddingModelError", "load_embedder"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "Embedder",
+    "EmbeddingModelError",
+    "is_static",
+    "load_embedder",
+]

@@ -24,5 +24,12 @@ class Embedder(Protocol):
         ...
 
 
+def is_static(embedder: Embedder) -> bool:
+    """Whether `embedder` declares `static = True`: a query's vector is a table lookup and a
+    mean (~0.1 ms, WordLlama), cheap enough to compute on an event loop. Models that run a
+    network (MiniLM: ~2-3 ms) leave it unset."""
+    return getattr(embedder, "static", False) is True
+
+
 class EmbeddingModelError(RuntimeError):
     """The configured embedding model cannot be loaded (not installed, no network, bad file)."""

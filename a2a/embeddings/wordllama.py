@@ -13,6 +13,8 @@ class WordLlamaEmbedder:
 
     name = "wordllama-l2-supercat-256"
     dimension = 256
+    #: A query's vector is a lookup of its tokens' rows and their mean (a2a.embeddings.is_static).
+    static = True
 
     def __init__(self) -> None:
         try:

@@ -28,10 +28,33 @@ class ReadWriteLock:
         try:
             yield
         finally:
-            with self._condition:
-                self._readers -= 1
-                if not self._readers:
-                    self._condition.notify_all()
+            self._leave()
+
+    @contextmanager
+    def reading_if_free(self) -> Iterator[bool]:
+        """Hold the lock as a reader only when no writer holds it or waits for it.
+
+        Yields whether it holds the lock; never waits for a writer (a caller on an event
+        loop must not block on an index refresh).
+        """
+        with self._condition:
+            free = not (self._writing or self._writers_waiting)
+            if free:
+                self._readers += 1
+        if not free:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        with self._condition:
+            self._readers -= 1
+            # Only a writer waits for the readers to leave (readers wait for writers).
+            if not self._readers and self._writers_waiting:
+                self._condition.notify_all()
 
     @contextmanager
     def writing(self) -> Iterator[None]:

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
+from a2a.index.mask_cache import MaskCache
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze
@@ -86,6 +87,7 @@ class SearchIndex:
         self.lock = ReadWriteLock()
         self._vector_dtype: VectorDtype = vector_dtype
         self._exact_vectors = exact_vectors
+        self._masks = MaskCache()
         self._reset()
 
     def _reset(self) -> None:
@@ -262,8 +264,12 @@ class SearchIndex:
     # -- reads (call under `reading()`, or let each method take the lock) --------------------
 
     def mask(self, filters: QueryFilters | None) -> BoolArray:
-        """True for each current row passing `filters` (see FilterColumns.mask)."""
-        return self.columns.mask(filters)
+        """True for each current row passing `filters` (see FilterColumns.mask).
+
+        Read-only: the mask is shared with every reader of the same filters until the
+        next write (a2a.index.mask_cache); copy it before changing it.
+        """
+        return self._masks.get(self._generation, filters, lambda: self.columns.mask(filters))
 
     def semantic(
         self, vector: Sequence[float] | npt.NDArray[np.floating], mask: BoolArray, k: int

@@ -42,11 +42,7 @@ class DecisionSummary(DecisionMetadata):
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-ready dict; `reasons`, `score` and `explain` left out when not produced."""
-        data = self.model_dump(by_alias=True)
-        for optional in ("reasons", "score", "explain"):
-            if data[optional] is None:
-                del data[optional]
-        return data
+        return _without_absent(self.model_dump(by_alias=True))
 
 
 class QueryDecisionsResult(BaseModel):
@@ -61,6 +57,16 @@ class QueryDecisionsResult(BaseModel):
     agent: str
 
     def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase."""
-        rest = self.model_dump(by_alias=True, exclude={"decisions"})
-        return {"decisions": [d.to_wire() for d in self.decisions], **rest}
+        """JSON-ready dict in the wire's camelCase (one dump for the whole result)."""
+        data = self.model_dump(by_alias=True)
+        for decision in data["decisions"]:
+            _without_absent(decision)
+        return data
+
+
+def _without_absent(decision: dict[str, Any]) -> dict[str, Any]:
+    """`decision` without `reasons`, `score` and `explain` where they are None (in place)."""
+    for optional in ("reasons", "score", "explain"):
+        if decision[optional] is None:
+            del decision[optional]
+    return decision

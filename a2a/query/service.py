@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import TypeAdapter
 
-from a2a.embeddings import Embedder
+from a2a.embeddings import Embedder, is_static
 from a2a.index import Match, SearchIndex
 from a2a.index.columns import BoolArray
 from a2a.index.sync import LiveIndex
@@ -23,6 +24,10 @@ from a2a.workers import WorkerPool
 
 #: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
 TIE_MARGIN = 10
+#: A query of a static embedder whose filter passes at most this many rows is answered on
+#: the calling thread: scoring them takes ~0.1 ms at 256-d, less than a worker-thread hop
+#: (bench/scale_bench.py, the ~0.1% filter).
+INLINE_ROWS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +46,9 @@ class QueryService:
     before the top k is cut. Every result carries its cosine distance to the query.
     Results are deterministic: equal scores and distances are ordered by id.
     `index` defaults to a LiveIndex of `store` of the service's own, loaded at the first
-    call; `workers` runs the embedding and the search off the event loop.
+    call; `workers` runs the embedding and the search off the event loop, except for a
+    cheap query (a static embedder, at most INLINE_ROWS rows passing the filters, the index
+    not being written), which is answered on the event loop without a thread hop.
     """
 
     def __init__(
@@ -62,6 +69,7 @@ class QueryService:
         self._hybrid = hybrid or HybridConfig()
         self._live = index or LiveIndex(store.sync)
         self._workers = workers or store.workers
+        self._static = is_static(embedder)
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`.
@@ -71,7 +79,9 @@ class QueryService:
         """
         started = self._clock()
         index = await self._live.current()
-        decisions = await self._workers.run(lambda: self._answer(index, params))
+        decisions = self._answer_inline(index, params) if self._static else None
+        if decisions is None:
+            decisions = await self._workers.run(lambda: self._answer(index, params))
         return QueryDecisionsResult(
             decisions=decisions,
             total=len(decisions),
@@ -81,19 +91,35 @@ class QueryService:
         )
 
     def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
+        with index.reading():
+            return self._search(index, params, index.mask(params.filters))
+
+    def _answer_inline(
+        self, index: SearchIndex, params: QueryDecisionsParams
+    ) -> list[DecisionSummary] | None:
+        """The answer when it is cheap to compute here (see INLINE_ROWS), else None."""
+        with index.lock.reading_if_free() as held:
+            if not held:
+                return None
+            mask = index.mask(params.filters)
+            if np.count_nonzero(mask) > INLINE_ROWS:
+                return None  # the worker reuses the mask (a2a.index.mask_cache)
+            return self._search(index, params, mask)
+
+    def _search(
+        self, index: SearchIndex, params: QueryDecisionsParams, mask: BoolArray
+    ) -> list[DecisionSummary]:
         vector = np.asarray(self._embedder.embed_query(params.query), dtype=np.float32)
         max_distance = params.max_distance
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
         mode = params.mode_or(self._default_mode)
-        with index.reading():
-            mask = index.mask(params.filters)
-            if max_distance is not None and mode != "semantic":
-                mask = index.within(vector, mask, max_distance)
-            if mode == "keyword":
-                return self._keyword(index, vector, mask, params)
-            if mode == "hybrid":
-                return self._fused(index, vector, mask, params)
-            return self._semantic(index, vector, mask, params, max_distance)
+        if max_distance is not None and mode != "semantic":
+            mask = index.within(vector, mask, max_distance)
+        if mode == "keyword":
+            return self._keyword(index, vector, mask, params)
+        if mode == "hybrid":
+            return self._fused(index, vector, mask, params)
+        return self._semantic(index, vector, mask, params, max_distance)
 
     def _semantic(
         self,
@@ -106,7 +132,7 @@ class QueryService:
         matches = index.semantic(vector, mask, params.limit)
         if max_distance is not None:
             matches = [m for m in matches if m.distance <= max_distance]
-        return [
+        return _validated(
             summarize(
                 record,
                 params.include_reasons,
@@ -114,7 +140,7 @@ class QueryService:
                 explain={"distance": m.distance} if params.explain else None,
             )
             for m, record in zip(matches, index.records([m.row for m in matches]), strict=True)
-        ]
+        )
 
     def _keyword(
         self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
@@ -122,7 +148,7 @@ class QueryService:
         matches = index.keyword(params.query, mask, params.limit)
         rows = [m.row for m in matches]
         found = zip(matches, index.distances(vector, rows), index.records(rows), strict=True)
-        return [
+        return _validated(
             summarize(
                 record,
                 params.include_reasons,
@@ -131,7 +157,7 @@ class QueryService:
                 explain={"bm25": m.score, "keywordRank": rank} if params.explain else None,
             )
             for rank, (m, distance, record) in enumerate(found, 1)
-        ]
+        )
 
     def _fused(
         self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
@@ -149,7 +175,7 @@ class QueryService:
         row_of = {m.id: m.row for m in [*semantic, *keyword]}
         rows = [row_of[hit.id] for hit in fused]
         found = zip(fused, index.distances(vector, rows), index.records(rows), strict=True)
-        return [
+        return _validated(
             summarize(
                 record,
                 params.include_reasons,
@@ -158,7 +184,7 @@ class QueryService:
                 explain=self._components(hit, distance) if params.explain else None,
             )
             for hit, distance, record in found
-        ]
+        )
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
@@ -171,16 +197,32 @@ def summarize(
     distance: float | None = None,
     score: float | None = None,
     explain: dict[str, Any] | None = None,
-) -> DecisionSummary:
-    """The wire summary of one stored record; fields the record lacks are None."""
-    return DecisionSummary(
-        id=record.id,
+) -> dict[str, Any]:
+    """The fields of one stored record's DecisionSummary; those the record lacks are None."""
+    return {
+        "id": record.id,
         **record.summary,
-        distance=distance,
-        reasons=list(record.reason_types) if include_reasons else None,
-        score=score,
-        explain=explain,
-    )
+        "distance": distance,
+        "reasons": list(record.reason_types) if include_reasons else None,
+        "score": score,
+        "explain": explain,
+    }
 
 
-__all__ = ["TIE_MARGIN", "HybridConfig", "KeywordHit", "Match", "QueryService", "summarize"]
+#: Validates a whole result list in one call (cheaper than a model per summary).
+_SUMMARIES = TypeAdapter(list[DecisionSummary])
+
+
+def _validated(summaries: Iterable[dict[str, Any]]) -> list[DecisionSummary]:
+    return _SUMMARIES.validate_python(list(summaries))
+
+
+__all__ = [
+    "INLINE_ROWS",
+    "TIE_MARGIN",
+    "HybridConfig",
+    "KeywordHit",
+    "Match",
+    "QueryService",
+    "summarize",
+]

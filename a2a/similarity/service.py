@@ -69,7 +69,7 @@ class SimilarityService:
     ) -> tuple[list[SimilarDecision], Profile]:
         """The ranked decisions and the probe they were compared with."""
         with index.reading():
-            mask = index.mask(params.filters)
+            mask = index.mask(params.filters).copy()
             if params.proposal is not None:
                 probe = proposal_profile(params.proposal)
             else:

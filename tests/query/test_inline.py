@@ -1,0 +1,113 @@
+"""Cheap queries of a static embedder skip the worker pool; everything else still uses it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+import a2a.query.service as service_module
+from a2a.embeddings import Embedder, is_static, load_embedder
+from a2a.query.params import QueryDecisionsParams
+from a2a.query.service import QueryService
+from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.workers import Saturated, WorkerPool
+from tests.conftest import SAMPLE, index_records
+
+FAST = "wordllama-l2-supercat-256"
+QUERY = QueryDecisionsParams.model_validate({"query": "database migration", "limit": 3})
+
+
+class Undeclared:
+    """The same model without its `static` declaration: as a network model behaves."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner, self.name = inner, inner.name
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._inner.embed_query(text)
+
+
+@pytest.fixture(scope="module")
+def fast() -> Embedder:
+    return load_embedder(FAST)
+
+
+@pytest.fixture
+def store(tmp_path: Path, fast: Embedder) -> Iterator[ChromaDecisionStore]:
+    store = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="decisions", embedding_model=fast.name
+    )
+    index_records(store, fast, SAMPLE)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def busy() -> AsyncIterator[WorkerPool]:
+    """A pool of one thread, busy, with no queue: any call that needs a worker is refused."""
+    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=0.1), threading.Event()
+    blocker = asyncio.create_task(pool.run(lambda: release.wait(10)))
+    await asyncio.sleep(0.05)
+    yield pool
+    release.set()
+    await blocker
+    pool.close()
+
+
+async def _ids(service: QueryService) -> list[str]:
+    return [d.id for d in (await service.query_decisions(QUERY)).decisions]
+
+
+def test_only_wordllama_declares_itself_static(fast: Embedder) -> None:
+    assert is_static(fast) and not is_static(Undeclared(fast))
+
+
+async def test_a_cheap_query_is_answered_while_every_worker_is_busy(
+    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool
+) -> None:
+    free = QueryService(AsyncStore(store, 10), fast, "a")
+    want = await _ids(free)
+    assert len(want) == 3
+    inline = QueryService(AsyncStore(store, 10), fast, "a", index=free._live, workers=busy)
+    assert await _ids(inline) == want
+    model = QueryService(
+        AsyncStore(store, 10), Undeclared(fast), "a", index=free._live, workers=busy
+    )
+    with pytest.raises(Saturated):
+        await _ids(model)
+
+
+async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
+    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    free = QueryService(AsyncStore(store, 10), fast, "a")
+    await _ids(free)  # loads the index
+    service = QueryService(AsyncStore(store, 10), fast, "a", index=free._live, workers=busy)
+    monkeypatch.setattr(service_module, "INLINE_ROWS", len(SAMPLE) - 1)
+    with pytest.raises(Saturated):
+        await _ids(service)
+    monkeypatch.undo()
+    writing, done = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with free._live.index.lock.writing():
+            writing.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    writing.wait(10)
+    try:
+        with pytest.raises(Saturated):  # never waits for the writer on the event loop
+            await _ids(service)
+    finally:
+        done.set()
+        thread.join()
+    assert len(await _ids(service)) == 3
