@@ -15,7 +15,7 @@ from a2a.index.mask_cache import MaskCache
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze
-from a2a.index.topk import top_k
+from a2a.index.topk import REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
@@ -283,6 +283,8 @@ class SearchIndex:
         rows, dots = self._vectors.scores(query, mask)
         if self._vectors.dtype != np.float32 and len(rows):
             rows, dots = self._rescore(query, rows, dots, k)
+        if len(dots) > 4 * k:
+            rows, dots = _near_best(rows, dots, k)
         distances = np.clip(1.0 - dots.astype(np.float64), 0.0, 2.0)
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
@@ -376,6 +378,19 @@ class SearchIndex:
             return np.zeros(len(mask), dtype=bool)
         equal: BoolArray = (self.columns.codes(column) == code) & mask
         return equal
+
+
+def _near_best(
+    rows: npt.NDArray[np.int64], dots: npt.NDArray[np.float32], k: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The rows whose inner product is within 4 * REACH of the k-th largest (and above).
+
+    A superset of what top_k keeps of the distances (1 - dot, rounded): it cuts on the
+    raw float32 products, so the distances are computed for a few rows, not all.
+    """
+    kth = np.partition(dots, len(dots) - k)[len(dots) - k]
+    near = np.flatnonzero(dots >= kth - 4 * REACH)
+    return rows[near], dots[near]
 
 
 def _tag_set_of(tags: tuple[str, ...] | None) -> frozenset[str]:

@@ -223,3 +223,18 @@ def test_cached_keyword_statistics_follow_every_write() -> None:
         got = [(m.id, m.score) for m in grown.keyword("kafka queue", grown.mask(None), 10)]
         want = [(m.id, m.score) for m in rebuilt.keyword("kafka queue", rebuilt.mask(None), 10)]
     assert got == want
+
+
+def test_a_tie_across_the_kth_distance_among_many_rows_is_cut_by_id() -> None:
+    vectors = unit_vectors(200, 16, seed=3)
+    twin = vectors[0]  # row 0 and every odd row share it: 101 rows at distance 0
+    records = [
+        IndexedRecord(f"t{i:03d}", StoredDecision(f"t{i:03d}"), twin if i % 2 else vectors[i], "")
+        for i in range(200)
+    ]
+    index = SearchIndex()
+    index.upsert(records[::-1])  # rows in the reverse order of ids
+    with index.reading():
+        got = index.semantic(twin, index.mask(None), 10)
+    assert [m.id for m in got] == [f"t{i:03d}" for i in range(200) if i % 2 or i == 0][:10]
+    assert {m.distance for m in got} == {0.0}
