@@ -20,6 +20,7 @@ missing from one ranking gets 0 for that ranking's part. Fused scores are rounde
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -179,7 +180,9 @@ def fuse(
         )
         for record_id in semantic_part.keys() | keyword_part.keys()
     }
-    chosen = sorted(scores, key=lambda record_id: (-scores[record_id], record_id))[:limit]
+    ranked = [(-score, record_id) for record_id, score in scores.items()]
+    best = sorted(ranked) if limit is None else heapq.nsmallest(limit, ranked)
+    chosen = [record_id for _, record_id in best]
     distance: dict[str, float] = {}
     for hit in keyword:
         if (value := getattr(hit, "distance", None)) is not None:

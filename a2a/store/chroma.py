@@ -44,6 +44,8 @@ PAGE_SIZE = 5000
 #: Threads reading whole-store pages at once: Chroma's embedded `get` releases the GIL,
 #: so a second reader overlaps Chroma's SQLite work with the caller's (a2a.index.sync).
 READERS = 2
+#: A page whose parts disagree in length is read again this many times before failing.
+TORN_PAGE_RETRIES = 3
 #: HNSW settings of collections this module creates. Every query is answered from the
 #: in-process index (a2a.index), never from Chroma's HNSW graph, which Chroma still builds
 #: on every write: a sparser graph (Chroma's defaults are 100 and 16) costs less to insert
@@ -77,6 +79,22 @@ class StoredPage:
     def decisions(self) -> list[StoredDecision]:
         """The page's records, typed (decoded from `metadatas`), in page order."""
         return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
+
+
+def _torn(result: dict[str, Any], include: Sequence[str]) -> str | None:
+    """What disagrees in a `get` result whose parts should have one entry per id, or None.
+
+    Seen from a Chroma server read racing a write: ids and metadata of records just
+    written, with no embeddings (tests/store/test_paging.py).
+    """
+    count = len(result["ids"])
+    for part in include:
+        values = result.get(part)
+        if part == "embeddings" and values is None:
+            return f"{count} ids but no embeddings"
+        if values is not None and len(values) != count:
+            return f"{count} ids but {len(values)} {part}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,9 +259,21 @@ class ChromaDecisionStore:
         yield from _read_ahead(read, page_size, max(readers, 1))
 
     def _page(self, call: Any, **kwargs: Any) -> StoredPage:
-        result = self._guarded(call, **kwargs)
-        count = len(result["ids"])
+        """One page read with `call(**kwargs)`; a torn one (see `_torn`) is read again,
+        waiting 0.05, 0.1, 0.2 s, and after TORN_PAGE_RETRIES raises StoreUnavailable."""
         include = kwargs["include"]
+        for attempt in itertools.count():
+            result = self._guarded(call, **kwargs)
+            torn = _torn(result, include)
+            if torn is None:
+                break
+            if attempt == TORN_PAGE_RETRIES:
+                raise StoreUnavailable(f"Chroma at {self.location} returned a torn page: {torn}")
+            log.warning(
+                "chroma at %s returned a torn page (%s); reading it again", self.location, torn
+            )
+            time.sleep(0.05 * 2**attempt)
+        count = len(result["ids"])
         vectors = result.get("embeddings") if "embeddings" in include else None
         return StoredPage(
             ids=list(result["ids"]),

@@ -12,7 +12,7 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store import ChromaDecisionStore, StoreUnavailable
 from a2a.store.chroma import HNSW_CONFIGURATION, MODEL_KEY, StoredPage
 from tests.index.helpers import write
 
@@ -95,4 +95,35 @@ def test_a_collection_made_with_chromas_defaults_keeps_them_and_takes_writes(
     hnsw = store._get_collection(create=False).configuration["hnsw"]
     assert (hnsw["ef_construction"], hnsw["max_neighbors"]) == (100, 16)
     assert [r.id for r in store.get()] == [r.id for r in records(9)]
+    store.close()
+
+
+def test_a_torn_page_is_read_again_and_a_lasting_one_is_chroma_unavailable(
+    tmp_path: Path,
+) -> None:
+    """Bug seen under load: a Chroma server page of just-written records came back with ids
+    and metadata but no embeddings, and the index load died on IndexError (-32603)."""
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="paging", embedding_model=MODEL)
+    write(store, records(3))
+    collection = store._guarded(store._get_collection, create=False)
+    include = ["metadatas", "documents", "embeddings"]
+    calls = 0
+
+    def torn_first(**kwargs: object) -> dict[str, object]:
+        nonlocal calls
+        calls += 1
+        result = dict(collection.get(**kwargs))
+        if calls == 1:
+            result["embeddings"] = np.zeros((0,), dtype=np.float32)
+        return result
+
+    page = store._page(torn_first, include=include, limit=10, offset=0)
+    assert calls == 2 and page.ids == ["r000", "r001", "r002"]
+    assert page.embeddings is not None and page.embeddings.shape == (3, 8)
+
+    def always_torn(**kwargs: object) -> dict[str, object]:
+        return {**collection.get(**kwargs), "documents": ["only one"]}
+
+    with pytest.raises(StoreUnavailable, match="torn page: 3 ids but 1 documents"):
+        store._page(always_torn, include=include, limit=10, offset=0)
     store.close()
