@@ -246,9 +246,7 @@ def _dumps(value: Any) -> bytes:
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
-_CONTAINER_TYPES = (dict, list)
-#: The smallest magnitude orjson writes as `repr` does (2 exponent digits from 1e-10 down).
+#: The smallest magnitude orjson writes as `repr` does (`repr` turns to `1e-05` form below).
 _SMALLEST_SAME = 1e-4
 _LARGEST_FLOAT = 1.7976931348623157e308
 
@@ -262,15 +260,21 @@ def _orjson_safe(value: Any) -> bool:
     level = [value]
     while level:
         item = level.pop()
+        # Comparisons rather than calls (abs, a set lookup): this walk is on every response.
         for child in item.values() if type(item) is dict else item:
             kind = type(child)
-            if kind in _PLAIN_SCALARS:
+            if kind is str or child is None:
                 continue
             if kind is float:
-                if child != 0.0 and not _SMALLEST_SAME <= abs(child) <= _LARGEST_FLOAT:
-                    return False  # NaN fails both comparisons
+                # NaN fails every comparison; the infinities are past the largest float.
+                if not (
+                    _SMALLEST_SAME <= child <= _LARGEST_FLOAT
+                    or -_LARGEST_FLOAT <= child <= -_SMALLEST_SAME
+                    or child == 0.0
+                ):
+                    return False
             elif kind is dict or kind is list:
                 level.append(child)
-            else:
+            elif kind is not int and kind is not bool:
                 return False
     return True

@@ -26,7 +26,8 @@ class Colour(StrEnum):
     "result",
     [
         {"distance": 0.533019, "confidence": 0.9, "outcome": None, "total": 3, "ok": True},
-        [0.0, -0.0, 1e-4, 0.0001234, 1e16, 1.2345e22, 1e300, 5e-324, 1 / 3, 2.0],
+        [0.0, -0.0, 1e-4, -1e-4, 0.0001234, 1e16, 1.2345e22, 1.7976931348623157e308, 5e-324],
+        [1 / 3, 2.0, -0.5, -1e300, True, False, 0, -7],
         [1e-5, 5e-06, 1.5e-07, 3.14159e-09, -2e-05],
         {"title": 'é \u2028 \x00\x1f\x7f "q" \\ / 😀', "tags": ["a", "b"], "nested": [[{}]]},
         {"id": 2**64, "negative": -(2**63) - 1},
@@ -38,6 +39,7 @@ class Colour(StrEnum):
     ids=[
         "plain-result",
         "floats-written-alike",
+        "more-numbers",
         "small-floats-in-exponent-form",
         "text-with-escapes",
         "integers-beyond-64-bits",
