@@ -59,13 +59,18 @@ class WorkerPool:
         the wait bound, or the queue of waiting calls is full.
         """
         await self._acquire()
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._executor, fn)
+        # submit + wrap_future is what run_in_executor does, less its checks of `fn`.
+        future = asyncio.wrap_future(self._executor.submit(fn))
         # The slot is given back when the thread is done, not when the caller gives up.
-        future.add_done_callback(lambda _: self._free.release())
+        future.add_done_callback(self._release)
         if deadline_seconds is None:
             return await asyncio.shield(future)
-        return await asyncio.wait_for(asyncio.shield(future), deadline_seconds)
+        # asyncio.timeout, not wait_for: no extra waiter future and callbacks per call.
+        async with asyncio.timeout(deadline_seconds):
+            return await asyncio.shield(future)
+
+    def _release(self, _: object) -> None:
+        self._free.release()
 
     async def _acquire(self) -> None:
         if not self._free.locked():
@@ -75,7 +80,9 @@ class WorkerPool:
             raise Saturated(self.retry_after)
         self._waiting += 1
         try:
-            await asyncio.wait_for(self._free.acquire(), self._max_wait)
+            # asyncio.timeout, not wait_for: wait_for wraps the acquire in a Task of its own.
+            async with asyncio.timeout(self._max_wait):
+                await self._free.acquire()
         except TimeoutError:
             raise Saturated(self.retry_after) from None
         finally:

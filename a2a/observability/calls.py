@@ -16,6 +16,8 @@ MAX_LOGGED_METHOD = 100
 
 def printable(text: str) -> str:
     """`text` with control characters escaped (`\\n`), so a client cannot forge log lines."""
+    if text.isprintable():
+        return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
@@ -40,6 +42,9 @@ class CallLog:
     ) -> None:
         """Count and log `outcomes`, the calls of one HTTP request."""
         self._metrics.count_calls(outcomes)
+        # The fields are built only for a line that is written (not at CSTP_LOG_LEVEL=warning).
+        if not access_log.isEnabledFor(logging.INFO):
+            return
         for outcome in outcomes:
             method = outcome.method
             access_log.info(

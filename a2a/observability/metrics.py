@@ -71,6 +71,9 @@ class Metrics:
             registry=self.registry,
         )
         self.decisions.set(-1)
+        # The labelled children of `calls`, by (method, code): `labels()` validates and locks
+        # on every call, and both labels come from small closed sets (served methods, codes).
+        self._call_children: dict[tuple[str, str], Counter] = {}
 
     def method_label(self, method: str | None) -> str:
         """The `method` label: the name of a served method, else `other`."""
@@ -80,7 +83,11 @@ class Metrics:
         """One increment per call in `cstp_rpc_calls_total`, and per -32002 in rate_limited."""
         for outcome in outcomes:
             method = self.method_label(outcome.method)
-            self.calls.labels(method, code_label(outcome.code)).inc()
+            key = (method, code_label(outcome.code))
+            child = self._call_children.get(key)
+            if child is None:
+                child = self._call_children[key] = self.calls.labels(*key)
+            child.inc()
             if outcome.code == protocol.RATE_LIMITED:
                 self.rate_limited.labels(method).inc()
 
