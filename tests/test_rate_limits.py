@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -13,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from limits.storage import MemoryStorage
 from typer.testing import CliRunner
 
 from a2a.cli import app as cli_app
@@ -393,3 +395,21 @@ async def test_redis_that_stops_answering_times_out_into_the_fallback() -> None:
     finally:
         process.send_signal(signal.SIGCONT)
         stop(process)
+
+
+async def test_the_memory_storage_counts_on_the_calling_thread() -> None:
+    """No thread hop for in-memory counting (~0.1 ms of CPU per call); Redis keeps one."""
+    threads: list[int] = []
+
+    class Watched(MemoryStorage):
+        def acquire_entry(self, *args: Any, **kwargs: Any) -> bool:
+            threads.append(threading.get_ident())
+            return super().acquire_entry(*args, **kwargs)
+
+    policy = LimitPolicy.from_strings("2/minute", {}, ["cstp.queryDecisions"])
+    limits = RateLimits(policy, Watched())
+    for _ in range(2):
+        await limits.admit("cstp.queryDecisions", CallContext("a"))
+    with pytest.raises(RateLimited):
+        await limits.admit("cstp.queryDecisions", CallContext("a"))
+    assert threads == [threading.get_ident()] * 3
