@@ -136,7 +136,7 @@ class Indexer:
         self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None
     ) -> None:
         if job.changed:
-            self._store.upsert(job.changed, job.vectors, job.documents)
+            self._store.upsert(job.changed, job.vectors)
         summary.unchanged += len(job.records) - len(job.changed)
         summary.updated += sum(1 for r in job.changed if r.id in job.stored)
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)

@@ -113,7 +113,7 @@ def write_store(folder: Path, size: int, embedder: Embedder, synthetic: bool) ->
             batch = records[start : start + 5000]
             vectors = rng.standard_normal((len(batch), embedder.dimension)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            store.upsert(batch, vectors, [r.embedding_text() for r in batch])
+            store.upsert(batch, vectors)
         model = 0.0
     else:
         timed = TimedEmbedder(embedder)
