@@ -143,8 +143,7 @@ class Indexer:
                         return
                     batch = records[start : start + size]
                     stored = self._store.content_hashes([r.id for r in batch])
-                    changed = [r for r in batch if stored.get(r.id) != r.content_hash()]
-                    changed = keep_reviews(self._store, changed)
+                    changed = keep_reviews(self._store, _changed(batch, stored))
                     documents = [r.embedding_text() for r in changed]
                     vectors = embed(documents) if changed else []
                     if in_flight is not None:
@@ -178,6 +177,17 @@ class Indexer:
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)
         if progress is not None:
             progress(len(job.records))
+
+
+def _changed(batch: Sequence[DecisionRecord], stored: dict[str, str]) -> list[DecisionRecord]:
+    """The records of `batch` whose content hash is not the one `stored` for their id, each
+    with the hash as its `origin_hash` (what the store writes): computed once, not twice."""
+    changed = []
+    for record in batch:
+        digest = record.content_hash()
+        if stored.get(record.id) != digest:
+            changed.append(record.model_copy(update={"origin_hash": digest}))
+    return changed
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ from a2a.store.metadata import (
     MetadataValue,
     decode,
     record_of,
+    stored_hash,
+    stored_of,
     to_metadata,
 )
 from a2a.store.stored import StoredDecision
@@ -166,7 +168,7 @@ class ChromaDecisionStore:
             return {}
         result = self._guarded(collection.get, ids=list(ids), include=["metadatas"])
         return {
-            i: decode(i, m or {}).content_hash or ""
+            i: stored_hash(m or {}) or ""
             for i, m in zip(result["ids"], result["metadatas"], strict=True)
         }
 
@@ -367,7 +369,7 @@ class ChromaDecisionStore:
             self._bump_after_failure(collection)
             raise
         self._bump_revision(collection)
-        return [decode(r.id, m) for r, m in zip(records, kept, strict=True)]
+        return [stored_of(r, m) for r, m in zip(records, kept, strict=True)]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""

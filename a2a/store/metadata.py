@@ -97,9 +97,43 @@ def decode(record_id: str, metadata: Mapping[str, Any]) -> StoredDecision:
     )
 
 
+def stored_hash(metadata: Mapping[str, Any]) -> str | None:
+    """The `content_hash` in `metadata`: `decode(...).content_hash` without reading the rest."""
+    return _text(metadata.get(CONTENT_HASH_KEY))
+
+
 def as_stored(record: DecisionRecord) -> StoredDecision:
     """`record` as the store keeps it (`updated_at` None: stamped by the store's write)."""
-    return decode(record.id, to_metadata(record))
+    return stored_of(record, to_metadata(record))
+
+
+def stored_of(record: DecisionRecord, metadata: Mapping[str, Any]) -> StoredDecision:
+    """What `decode(record.id, metadata)` reads from `metadata` written for `record` by
+    `to_metadata` (plus `updated_at`), built from `record` without parsing its JSON."""
+
+    def date(value: datetime | None) -> str | None:
+        return None if value is None else format_date(value)
+
+    return StoredDecision(
+        id=record.id,
+        title=record.title,
+        category=record.category,
+        confidence=record.confidence,
+        stakes=record.stakes,
+        status=record.status,
+        outcome=record.outcome,
+        date=date(record.date),
+        date_epoch=_integer(metadata.get("date_epoch")),
+        source=record.source,
+        recorded_by=record.recorded_by,
+        recorded_at=date(record.recorded_at),
+        reviewed_at=date(record.reviewed_at),
+        tags=tuple(record.tags),
+        reason_types=tuple(reason.type for reason in record.reasons),
+        content_hash=_text(metadata.get(CONTENT_HASH_KEY)),
+        updated_at=_integer(metadata.get(UPDATED_AT_KEY)),
+        record_json=_text(metadata.get(RECORD_KEY)),
+    )
 
 
 def from_metadata(record_id: str, metadata: Mapping[str, Any]) -> DecisionRecord:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from a2a.records import DecisionRecord
-from a2a.store.metadata import decode, from_metadata, to_metadata
+from a2a.store.metadata import decode, from_metadata, stored_of, to_metadata
 from tests.conftest import SAMPLE
 from tests.store.earlier_format import earlier_metadata
 
@@ -62,7 +62,9 @@ def test_only_the_filtered_keys_the_hash_and_the_record_are_written() -> None:
 def test_fields_read_from_the_record_equal_those_the_earlier_format_wrote(
     record: DecisionRecord,
 ) -> None:
-    assert decode(record.id, to_metadata(record)) == decode(record.id, earlier_metadata(record))
+    metadata = to_metadata(record)
+    assert decode(record.id, metadata) == decode(record.id, earlier_metadata(record))
+    assert stored_of(record, metadata) == decode(record.id, metadata)
 
 
 def test_a_record_stored_without_its_json_is_rebuilt_from_flat_fields() -> None:
