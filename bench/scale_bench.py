@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -105,7 +106,7 @@ def write_store(folder: Path, size: int, embedder: Embedder, synthetic: bool) ->
         store.close()
         return f"reused the store in {folder} ({size:,} records)"
     records = generate_records(size, seed=7)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     TimedStore.seconds = 0.0
     if synthetic:
         rng = np.random.default_rng(7)
@@ -121,13 +122,19 @@ def write_store(folder: Path, size: int, embedder: Embedder, synthetic: bool) ->
         indexer.write(records, IndexSummary())
         model = timed.seconds
     total = time.perf_counter() - started
+    used, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    own_cpu = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime
     store.close()
     chroma = TimedStore.seconds
     in_child = not synthetic and size >= MODEL_PROCESS_MIN_RECORDS
     return (
         f"indexing {size:,}: {size / total:,.0f} records/s overall ({total:.0f} s); "
         + ("model in a child process, " if in_child else f"model {model:.0f} s, ")
-        + f"Chroma writes {chroma:.0f} s ({size / chroma:,.0f} rec/s alone)"
+        + f"Chroma writes {chroma:.0f} s ({size / chroma:,.0f} rec/s alone); CPU {own_cpu:.0f} s "
+        f"in this process, {children.ru_utime + children.ru_stime:.0f} s in children"
     )
 
 
