@@ -27,7 +27,7 @@ from chromadb.errors import ChromaError, NotFoundError
 from a2a.records import DecisionRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.store.metadata import (
-    METADATA_KEYS,
+    OPTIONAL_KEYS,
     UPDATED_AT_KEY,
     MetadataValue,
     decode,
@@ -352,7 +352,7 @@ class ChromaDecisionStore:
             {**to_metadata(r), UPDATED_AT_KEY: stamp} for r in records
         ]
         # Chroma's upsert merges metadata: None deletes a key the record no longer has.
-        cleared: dict[str, MetadataValue | None] = dict.fromkeys(METADATA_KEYS)
+        cleared: dict[str, MetadataValue | None] = dict.fromkeys(OPTIONAL_KEYS)
         metadatas = kept if only_new else [{**cleared, **m} for m in kept]
         vectors = np.asarray(embeddings, dtype=np.float32)
         batch = self._batch_size()

@@ -23,14 +23,15 @@ CONTENT_HASH_KEY: Final = "content_hash"
 #: Metadata key: when the record was last written, epoch milliseconds, writer's clock
 #: (stamped by the store on every write, a2a.store.chroma).
 UPDATED_AT_KEY: Final = "updated_at"
-#: Every key `to_metadata` writes now or wrote in an earlier format (not `updated_at`).
-#: Chroma's upsert merges a record's metadata with what is stored, so a write sends None
-#: (which deletes the key) for each key it leaves out: no stale value outlives a change.
-METADATA_KEYS: Final = (
-    "title", "category", "confidence", "stakes", "status", "outcome", "date", "date_epoch",
-    "source", "recorded_by", "recorded_at", "reviewed_at", "tags", "reason_types",
-    CONTENT_HASH_KEY, RECORD_KEY,
-)  # fmt: skip
+#: Keys `to_metadata` writes only when the record has the field. Chroma's upsert merges a
+#: record's metadata with what is stored, so a write sends None (which deletes the key) for
+#: each of these it leaves out: a Chroma `where` never sees a value the record lost. Keys
+#: only the earlier format wrote may outlive a rewrite; `decode` never reads them then.
+OPTIONAL_KEYS: Final = ("category", "confidence", "stakes", "status", "date_epoch")
+#: Fields read from the record's JSON, not from metadata keys (the earlier format wrote
+#: them as keys too).
+_JSON_FIELDS: Final = ("title", "outcome", "source", "recorded_by", "tags", "reason_types")
+_JSON_DATES: Final = ("date", "recorded_at", "reviewed_at")
 
 
 def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
@@ -69,12 +70,12 @@ def decode(record_id: str, metadata: Mapping[str, Any]) -> StoredDecision:
     """The typed fields of one record's Chroma metadata: the one place it is read.
 
     A value of the wrong type reads as absent (None, or `()` for lists). `reason_types`
-    stored as a JSON-encoded list (written by hand) is read as that list. Metadata without
-    `title` (written by `to_metadata`, which keeps only the filtered keys) has its other
-    fields read from the record's JSON; metadata of the earlier format has them all.
+    stored as a JSON-encoded list (written by hand) is read as that list. The fields
+    `to_metadata` does not write as keys are read from the record's JSON when it has one
+    (keys of the earlier format left on a rewritten record are stale), else from keys.
     """
-    if "title" not in metadata:
-        metadata = {**_fields_of_json(metadata.get(RECORD_KEY)), **metadata}
+    if RECORD_KEY in metadata:
+        metadata = {**metadata, **_fields_of_json(metadata[RECORD_KEY])}
     return StoredDecision(
         id=record_id,
         title=_text(metadata.get("title")),
@@ -184,26 +185,24 @@ def _from_flat_fields(stored: StoredDecision) -> DecisionRecord:
 
 
 def _fields_of_json(text: object) -> dict[str, Any]:
-    """The metadata keys `to_metadata` no longer writes, read from a record's JSON ({} for
-    anything that is not a JSON object), as the earlier format stored them."""
+    """The fields `to_metadata` writes no key for, read from a record's JSON ({} for
+    anything that is not a JSON object) as the earlier format wrote them (None if absent)."""
     try:
         data = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         data = None
     if not isinstance(data, dict):
         return {}
-    fields = {key: data.get(key) for key in ("title", "outcome", "source", "recorded_by")}
-    fields["tags"] = data.get("tags") or None
+    fields = {key: data.get(key) for key in _JSON_FIELDS}
     reasons = data.get("reasons")
-    if isinstance(reasons, list):
-        types = [r.get("type") for r in reasons if isinstance(r, dict)]
-        fields["reason_types"] = [t for t in types if isinstance(t, str)] or None
-    for key in ("date", "recorded_at", "reviewed_at"):
+    reasons = reasons if isinstance(reasons, list) else []
+    fields["reason_types"] = [r.get("type") for r in reasons if isinstance(r, dict)]
+    for key in _JSON_DATES:
         moment = data.get(key)
         fields[key] = (
             format_date(datetime.fromisoformat(moment)) if isinstance(moment, str) else None
         )
-    return {key: value for key, value in fields.items() if value is not None}
+    return fields
 
 
 def format_date(value: datetime) -> str:
