@@ -24,8 +24,9 @@ from a2a.store import DecisionStore
 #: honoured between batches, so a batch is never cut in half (a batch takes seconds).
 BATCH_SIZE = 5000
 #: Runs of at least this many records embed in a child process (a2a.embeddings.child),
-#: in parallel with Chroma's GIL-holding write: 100k records with wordllama went from
-#: ~XXX to ~YYY records/s. Smaller runs keep the model in this process (no start-up cost).
+#: in parallel with Chroma's GIL-holding write (docs/scaling.md: with the leaner metadata,
+#: 100k records with wordllama at 1,127 records/s against 432). Smaller runs keep the
+#: model in this process (no child start-up: ~1-3 s).
 MODEL_PROCESS_MIN_RECORDS = 10_000
 
 Vectors = Sequence[Sequence[float]] | npt.NDArray[np.float32]
