@@ -193,8 +193,9 @@ class ChromaDecisionStore:
     ) -> list[StoredRecord]:
         """Stored records by `ids` and/or `where` (every record when both are None), by id.
 
-        `documents=True` also returns each record's embedded text; `metadata=False` leaves
-        metadata out (every field None), which is much cheaper when only ids are needed.
+        `documents=True` also returns each record's embedded text (rebuilt from the stored
+        record, or Chroma's document for a record stored without its JSON); `metadata=False`
+        leaves metadata out (every field None), much cheaper when only ids are needed.
         Read in pages of PAGE_SIZE, so no call grows with the store. [] for an empty store.
         """
         rows: list[StoredRecord] = []
