@@ -23,7 +23,7 @@ from a2a.cli_decisions import register as register_decision_commands
 from a2a.cli_help import PlainHelpCommand, use_plain_help
 from a2a.cli_query import query
 from a2a.embeddings import EmbeddingModelError
-from a2a.indexer import Indexer, IndexSummary
+from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
@@ -73,7 +73,12 @@ def _run_index(
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
     otherwise), warnings, failures and a one-line summary on stderr."""
-    indexer = Indexer(runtime.store, runtime.embedder, runtime.settings.index_batch_size)
+    indexer = Indexer(
+        runtime.store,
+        runtime.embedder,
+        runtime.settings.index_batch_size,
+        model_process_min=MODEL_PROCESS_MIN_RECORDS,
+    )
     summary = IndexSummary()
     records = indexer.load(paths, summary)
     with Progress(

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from a2a.decisions.reviews import keep_reviews
-from a2a.embeddings import Embedder
+from a2a.embeddings import MODELS, Embedder
+from a2a.embeddings.child import ModelProcess
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
 from a2a.store import DecisionStore
@@ -18,6 +23,13 @@ from a2a.store import DecisionStore
 #: 1.3-1.5x faster than batches of 512 (and 64 were 1.6x slower than 512). SIGTERM is
 #: honoured between batches, so a batch is never cut in half (a batch takes seconds).
 BATCH_SIZE = 5000
+#: Runs of at least this many records embed in a child process (a2a.embeddings.child),
+#: in parallel with Chroma's GIL-holding write (docs/scaling.md: with the leaner metadata,
+#: 100k records with wordllama at 1,127 records/s against 432). Smaller runs keep the
+#: model in this process (no child start-up: ~1-3 s).
+MODEL_PROCESS_MIN_RECORDS = 10_000
+
+Vectors = Sequence[Sequence[float]] | npt.NDArray[np.float32]
 
 
 @dataclass
@@ -51,13 +63,24 @@ class Indexer:
     """Indexes decision files into a store; unchanged records are not embedded again."""
 
     def __init__(
-        self, store: DecisionStore, embedder: Embedder, batch_size: int = BATCH_SIZE
+        self,
+        store: DecisionStore,
+        embedder: Embedder,
+        batch_size: int = BATCH_SIZE,
+        *,
+        model_process_min: int | None = None,
     ) -> None:
         """`batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
-        limit; smaller batches use less memory and answer a stop request sooner."""
+        limit; smaller batches use less memory and answer a stop request sooner.
+
+        `model_process_min`: a `write` of at least this many records runs the embedder's
+        model (by its name, a key of a2a.embeddings.MODELS) in a child process; None never
+        does (an embedder of another name always runs here).
+        """
         self._store = store
         self._embedder = embedder
         self._batch_size = batch_size
+        self._model_process_min = model_process_min
 
     def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
@@ -98,15 +121,21 @@ class Indexer:
         """Embed and upsert new and changed records in batches; `progress(n)` after each.
 
         The embedding of batch i+1 overlaps the Chroma write of batch i (one writer
-        thread). `stop()` is asked before each batch: when true, the run ends once the
-        write in flight is done, with `summary.interrupted` set, so a batch is either
-        written whole or not started, and the summary counts only what was written.
-        Raises StoreUnavailable when Chroma fails.
+        thread; the model in a child process for large runs, see `model_process_min`, since
+        Chroma's write holds the GIL). `stop()` is asked before each batch: when true, the
+        run ends once the write in flight is done, with `summary.interrupted` set, so a
+        batch is either written whole or not started, and the summary counts only what
+        was written.
+        Raises StoreUnavailable when Chroma fails, and what the model raises.
         """
         size = self._batch_size
         if records:
             size = min(size, self._store.max_batch_size())
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-write") as pool:
+        with ExitStack() as stack:
+            embed = self._embedding(len(records), stack)
+            pool = stack.enter_context(
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-write")
+            )
             in_flight: Future[None] | None = None
             try:
                 for start in range(0, len(records), size):
@@ -115,10 +144,9 @@ class Indexer:
                         return
                     batch = records[start : start + size]
                     stored = self._store.content_hashes([r.id for r in batch])
-                    changed = [r for r in batch if stored.get(r.id) != r.content_hash()]
-                    changed = keep_reviews(self._store, changed)
+                    changed = keep_reviews(self._store, _changed(batch, stored))
                     documents = [r.embedding_text() for r in changed]
-                    vectors = self._embedder.embed_documents(documents) if changed else []
+                    vectors = embed(documents) if changed else []
                     if in_flight is not None:
                         in_flight.result()
                     # Asked again once the last write is done: a stop heard during it ends
@@ -126,22 +154,41 @@ class Indexer:
                     if stop is not None and stop():
                         summary.interrupted = True
                         return
-                    written = _Batch(batch, changed, stored, vectors, documents)
+                    written = _Batch(batch, changed, stored, vectors)
                     in_flight = pool.submit(self._write_batch, written, summary, progress)
             finally:
                 if in_flight is not None:
                     in_flight.result()
 
+    def _embedding(self, count: int, stack: ExitStack) -> Callable[[list[str]], Vectors]:
+        """The embedding function of a write of `count` records: the model in a child
+        process (closed with `stack`) when the run is large enough, else the embedder."""
+        minimum, name = self._model_process_min, self._embedder.name
+        if minimum is None or count < minimum or name not in MODELS:
+            return self._embedder.embed_documents
+        return stack.enter_context(ModelProcess(name)).embed
+
     def _write_batch(
         self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None
     ) -> None:
         if job.changed:
-            self._store.upsert(job.changed, job.vectors, job.documents)
+            self._store.upsert(job.changed, job.vectors)
         summary.unchanged += len(job.records) - len(job.changed)
         summary.updated += sum(1 for r in job.changed if r.id in job.stored)
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)
         if progress is not None:
             progress(len(job.records))
+
+
+def _changed(batch: Sequence[DecisionRecord], stored: dict[str, str]) -> list[DecisionRecord]:
+    """The records of `batch` whose content hash is not the one `stored` for their id, each
+    with the hash as its `origin_hash` (what the store writes): computed once, not twice."""
+    changed = []
+    for record in batch:
+        digest = record.content_hash()
+        if stored.get(record.id) != digest:
+            changed.append(record.model_copy(update={"origin_hash": digest}))
+    return changed
 
 
 @dataclass(frozen=True)
@@ -151,5 +198,4 @@ class _Batch:
     records: Sequence[DecisionRecord]
     changed: Sequence[DecisionRecord]
     stored: dict[str, str]
-    vectors: Sequence[Sequence[float]]
-    documents: Sequence[str]
+    vectors: Vectors

@@ -339,10 +339,9 @@ class TimedStore(ChromaDecisionStore):
         self,
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]],
-        documents: Sequence[str],
     ) -> None:
         with self.upserts.measure():
-            super().upsert(records, embeddings, documents)
+            super().upsert(records, embeddings)
 
     def content_hashes(self, ids: Sequence[str]) -> dict[str, str]:
         with self.lookups.measure():

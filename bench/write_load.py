@@ -152,10 +152,10 @@ def raw_upserts_per_s(folder: Path, count: int = 50) -> float:
     )
     records = [DecisionRecord(id=f"f{i}", title=f"Floor decision {i}") for i in range(count + 1)]
     vectors = embedder.embed_documents([r.title for r in records])
-    store.upsert(records[:1], vectors[:1], [records[0].title])  # creates the collection
+    store.upsert(records[:1], vectors[:1])  # creates the collection
     started = time.perf_counter()
     for record, vector in zip(records[1:], vectors[1:], strict=True):
-        store.upsert([record], [vector], [record.title])
+        store.upsert([record], [vector])
     elapsed = time.perf_counter() - started
     store.close()
     return count / elapsed

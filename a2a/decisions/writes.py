@@ -111,7 +111,6 @@ class BatchWriter:
                 self._store.sync.upsert,
                 records,
                 [vectors[n] for n in rows],
-                [documents[n] for n in rows],
                 only_new=only_new,
             )
             stored_as = await self._run(write)

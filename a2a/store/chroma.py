@@ -26,7 +26,16 @@ from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
-from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, decode, to_metadata
+from a2a.store.metadata import (
+    OPTIONAL_KEYS,
+    UPDATED_AT_KEY,
+    MetadataValue,
+    decode,
+    record_of,
+    stored_hash,
+    stored_of,
+    to_metadata,
+)
 from a2a.store.stored import StoredDecision
 
 log = logging.getLogger(__name__)
@@ -177,7 +186,7 @@ class ChromaDecisionStore:
             return {}
         result = self._guarded(collection.get, ids=list(ids), include=["metadatas"])
         return {
-            i: decode(i, m or {}).content_hash or ""
+            i: stored_hash(m or {}) or ""
             for i, m in zip(result["ids"], result["metadatas"], strict=True)
         }
 
@@ -202,8 +211,9 @@ class ChromaDecisionStore:
     ) -> list[StoredRecord]:
         """Stored records by `ids` and/or `where` (every record when both are None), by id.
 
-        `documents=True` also returns each record's embedded text; `metadata=False` leaves
-        metadata out (every field None), which is much cheaper when only ids are needed.
+        `documents=True` also returns each record's embedded text (rebuilt from the stored
+        record, or Chroma's document for a record stored without its JSON); `metadata=False`
+        leaves metadata out (every field None), much cheaper when only ids are needed.
         Read in pages of PAGE_SIZE, so no call grows with the store. [] for an empty store.
         """
         rows: list[StoredRecord] = []
@@ -262,9 +272,12 @@ class ChromaDecisionStore:
         """One page read with `call(**kwargs)`; a torn one (see `_torn`) is read again,
         waiting 0.05, 0.1, 0.2 s, and after TORN_PAGE_RETRIES raises StoreUnavailable."""
         include = kwargs["include"]
+        wants_text = "documents" in include
+        if wants_text and "metadatas" not in include:
+            kwargs["include"] = [*include, "metadatas"]  # the text is derived from the record
         for attempt in itertools.count():
             result = self._guarded(call, **kwargs)
-            torn = _torn(result, include)
+            torn = _torn(result, kwargs["include"])
             if torn is None:
                 break
             if attempt == TORN_PAGE_RETRIES:
@@ -274,14 +287,17 @@ class ChromaDecisionStore:
             )
             time.sleep(0.05 * 2**attempt)
         count = len(result["ids"])
+        ids = list(result["ids"])
+        # Chroma builds fresh dicts on every read: kept as they are, not copied.
+        metadatas = [m or {} for m in (result.get("metadatas") or [None] * count)]
+        texts = result.get("documents") or [None] * count
         vectors = result.get("embeddings") if "embeddings" in include else None
         return StoredPage(
-            ids=list(result["ids"]),
-            # Chroma builds fresh dicts on every read: kept as they are, not copied.
-            metadatas=[m or {} for m in (result.get("metadatas") or [None] * count)],
+            ids=ids,
+            metadatas=metadatas if "metadatas" in include else [{}] * count,
             documents=(
-                [d or "" for d in result.get("documents") or [""] * count]
-                if "documents" in include
+                [_embedded_text(i, m, d) for i, m, d in zip(ids, metadatas, texts, strict=True)]
+                if wants_text
                 else None
             ),
             embeddings=None if vectors is None else np.asarray(vectors, dtype=np.float32),
@@ -341,16 +357,19 @@ class ChromaDecisionStore:
         self,
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
-        documents: Sequence[str],
         *,
         only_new: bool = False,
     ) -> list[StoredDecision]:
-        """Insert or replace `records` (by id) with their vectors and embedded text.
+        """Insert or replace `records` (by id) with their vectors.
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
         change (a2a.index.sync), then changes the collection's revision marker. Writes in
         chunks of Chroma's max batch size. Returns what was stored of each, in order.
+
+        The embedded text is not written as Chroma's document: embedded Chroma keeps a
+        trigram full-text index of documents, which nothing here queries and which cost
+        ~35% of its write CPU; reads derive the text from the stored record.
 
         `only_new`: Chroma's `add`, which keeps a record already stored under an id and
         stores the others (first writer wins, whichever process wrote first); read the ids
@@ -360,9 +379,12 @@ class ChromaDecisionStore:
             return []
         collection = self._guarded(self._get_collection, create=True)
         stamp = time.time_ns() // 1_000_000
-        metadatas: list[dict[str, MetadataValue]] = [
+        kept: list[dict[str, MetadataValue]] = [
             {**to_metadata(r), UPDATED_AT_KEY: stamp} for r in records
         ]
+        # Chroma's upsert merges metadata: None deletes a key the record no longer has.
+        cleared: dict[str, MetadataValue | None] = dict.fromkeys(OPTIONAL_KEYS)
+        metadatas = kept if only_new else [{**cleared, **m} for m in kept]
         vectors = np.asarray(embeddings, dtype=np.float32)
         batch = self._batch_size()
         try:
@@ -373,13 +395,12 @@ class ChromaDecisionStore:
                     ids=[r.id for r in records[start:end]],
                     embeddings=vectors[start:end],
                     metadatas=metadatas[start:end],
-                    documents=list(documents[start:end]),
                 )
         except BaseException:
             self._bump_after_failure(collection)
             raise
         self._bump_revision(collection)
-        return [decode(r.id, m) for r, m in zip(records, metadatas, strict=True)]
+        return [stored_of(r, m) for r, m in zip(records, kept, strict=True)]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""
@@ -494,6 +515,15 @@ class ChromaDecisionStore:
         with self._lock:
             self._collection = collection
         return collection
+
+
+def _embedded_text(record_id: str, metadata: dict[str, Any], document: str | None) -> str:
+    """The text a record was embedded from: rebuilt from its stored JSON, or Chroma's
+    document for a record stored before records were kept whole ("" when neither)."""
+    stored = decode(record_id, metadata)
+    if stored.record_json is None:
+        return document or ""
+    return record_of(stored).embedding_text()
 
 
 def _read_ahead(

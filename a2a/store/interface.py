@@ -91,7 +91,6 @@ class DecisionStore(Protocol):
         self,
         records: Sequence[DecisionRecord],
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
-        documents: Sequence[str],
         *,
         only_new: bool = False,
     ) -> list[StoredDecision]:

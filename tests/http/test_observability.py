@@ -171,7 +171,7 @@ async def test_ready_is_503_model_mismatch_and_logs_both_models(
             collection=settings.collection,
             embedding_model="wordllama-l2-supercat-256",
         )
-        other.upsert(SAMPLE[:1], [[1.0, 0.0, 0.0]], ["text"])
+        other.upsert(SAMPLE[:1], [[1.0, 0.0, 0.0]])
         other.close()
         response = await client.get("/ready")
         health = await client.get("/health")

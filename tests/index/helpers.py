@@ -18,7 +18,7 @@ def unit_vectors(count: int, dim: int, seed: int = 0) -> npt.NDArray[np.float32]
 
 def write(store: ChromaDecisionStore, records: list[DecisionRecord], dim: int = 8) -> None:
     """Upsert `records` with random vectors (the embedder is not what is under test)."""
-    store.upsert(records, unit_vectors(len(records), dim), [r.embedding_text() for r in records])
+    store.upsert(records, unit_vectors(len(records), dim))
 
 
 def index_of(store: ChromaDecisionStore) -> SearchIndex:

@@ -52,7 +52,7 @@ def test_every_mode_and_find_similar_answer_over_a_store_above_the_sqlite_limit(
         data_dir=data_dir / "chroma", collection="decisions", embedding_model=FAST
     )
     records = _records()
-    store.upsert(records, unit_vectors(RECORDS, 256), [r.embedding_text() for r in records])
+    store.upsert(records, unit_vectors(RECORDS, 256))
     assert store.count() == RECORDS
     store.close()
     port = free_port()

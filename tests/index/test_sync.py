@@ -61,7 +61,7 @@ async def test_same_process_writes_are_searchable_before_any_freshness_check(
     live = LiveIndex(store)
     await live.current()
     record = DecisionRecord(id="w1", title="Written by this process")
-    (stored,) = store.upsert([record], unit_vectors(1, 8), [record.embedding_text()])
+    (stored,) = store.upsert([record], unit_vectors(1, 8))
     live.apply([IndexedRecord("w1", stored, unit_vectors(1, 8)[0], record.embedding_text())])
     assert "w1" in _ids(live.index)
     assert _ids(await live.current()) == {"d01", "d02", "w1"}
@@ -126,7 +126,7 @@ async def test_records_landed_by_a_write_that_failed_midway_are_seen_by_the_next
     collection.upsert = failing_second
     records = [DecisionRecord(id="a1", title="Lands"), DecisionRecord(id="a2", title="Fails")]
     with pytest.raises(StoreUnavailable):
-        store.upsert(records, unit_vectors(2, 8), [r.embedding_text() for r in records])
+        store.upsert(records, unit_vectors(2, 8))
     assert store.get(ids=["a1"])  # it landed
     assert _ids(await live.current()) == {"d01", "d02", "a1"}
     store.close()

@@ -12,6 +12,7 @@ from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.store import ChromaDecisionStore, EmbeddingModelMismatch, StoreLocked
 from a2a.store.chroma import REVISION_KEY
+from a2a.store.metadata import decode
 from tests.conftest import SAMPLE, index_records
 
 
@@ -23,7 +24,7 @@ def test_collection_built_with_another_model_is_a_start_up_error_naming_both(
         collection=settings.collection,
         embedding_model="some-other-model",
     )
-    other.upsert(SAMPLE[:1], [[1.0] + [0.0] * 383], ["text"])
+    other.upsert(SAMPLE[:1], [[1.0] + [0.0] * 383])
     other.close()
     with pytest.raises(EmbeddingModelMismatch) as caught:
         Runtime.open(settings, role="test", embedder=embedder)
@@ -61,8 +62,8 @@ def test_record_without_optional_fields_round_trips(
 ) -> None:
     index_records(store, embedder, [DecisionRecord(id="bare", title="Bare")])
     (hit,) = store.query(embedder.embed_query("bare"), None, 5)
-    assert hit.id == "bare" and hit.metadata["title"] == "Bare"
-    assert set(hit.metadata) == {"title", "content_hash", "record", "updated_at"}
+    assert hit.id == "bare" and decode(hit.id, hit.metadata).title == "Bare"
+    assert set(hit.metadata) == {"content_hash", "record", "updated_at"}
 
 
 def test_get_returns_records_by_id_or_where_sorted_by_id(

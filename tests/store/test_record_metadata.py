@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from a2a.records import DecisionRecord
-from a2a.store.metadata import from_metadata, to_metadata
+from a2a.store.metadata import decode, from_metadata, stored_of, to_metadata
 from tests.conftest import SAMPLE
+from tests.store.earlier_format import earlier_metadata
 
 REVIEWED = SAMPLE[0].model_copy(
     update={
@@ -20,8 +23,9 @@ REVIEWED = SAMPLE[0].model_copy(
 
 def test_a_record_reads_back_whole_from_its_metadata() -> None:
     metadata = to_metadata(REVIEWED)
-    assert metadata["recorded_by"] == "planner"
-    assert (metadata["recorded_at"], metadata["reviewed_at"]) == (
+    stored = decode(REVIEWED.id, metadata)
+    assert stored.recorded_by == "planner"
+    assert (stored.recorded_at, stored.reviewed_at) == (
         "2026-02-01T09:00:00Z",
         "2026-03-01T09:00:00Z",
     )
@@ -43,8 +47,28 @@ def test_a_stored_origin_hash_is_kept_over_the_records_own() -> None:
     assert "origin_hash" not in to_metadata(reviewed)["record"]
 
 
+def test_only_the_filtered_keys_the_hash_and_the_record_are_written() -> None:
+    assert set(to_metadata(REVIEWED)) == {
+        "category", "confidence", "stakes", "status", "date_epoch", "content_hash", "record",
+    }  # fmt: skip
+    assert set(to_metadata(DecisionRecord(id="bare", title="Bare"))) == {"content_hash", "record"}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [*SAMPLE, REVIEWED, DecisionRecord(id="bare", title="Bare")],
+    ids=[*(r.id for r in SAMPLE), "reviewed", "bare"],
+)
+def test_fields_read_from_the_record_equal_those_the_earlier_format_wrote(
+    record: DecisionRecord,
+) -> None:
+    metadata = to_metadata(record)
+    assert decode(record.id, metadata) == decode(record.id, earlier_metadata(record))
+    assert stored_of(record, metadata) == decode(record.id, metadata)
+
+
 def test_a_record_stored_without_its_json_is_rebuilt_from_flat_fields() -> None:
-    metadata = to_metadata(SAMPLE[0])
+    metadata = earlier_metadata(SAMPLE[0])
     del metadata["record"]
     back = from_metadata(SAMPLE[0].id, metadata)
     assert (back.title, back.category, back.date, back.tags) == (

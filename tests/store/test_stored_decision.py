@@ -33,7 +33,7 @@ def test_decode_reads_every_field_to_metadata_writes() -> None:
         "stakes": FULL.stakes,
         "status": FULL.status,
         "outcome": FULL.outcome,
-        "date": to_metadata(FULL)["date"],
+        "date": "2026-01-20T14:00:00Z",
         "source": FULL.source,
         "recorded_by": "planner",
     }

@@ -1,0 +1,74 @@
+"""An embedding model in a child process, so that its CPU overlaps what holds our GIL."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from types import TracebackType
+
+import numpy as np
+import numpy.typing as npt
+
+from a2a.embeddings.base import Embedder
+
+#: The model of this process when it is a child (loaded by its first `_embed` call).
+_model: Embedder | None = None
+
+
+class ModelProcess:
+    """The model called `name` (a key of a2a.embeddings.MODELS), run in one spawned child.
+
+    Embedded Chroma holds the GIL for the whole of a write, so a model in a thread of the
+    same process waits for it; in a child it embeds the next batch meanwhile. The child
+    loads the model on its first call and ignores SIGINT and SIGTERM: stopping is the
+    parent's decision (between batches), and a Ctrl-C sent to the whole process group must
+    not kill the model in the middle of a batch. Use as a context manager; leaving it
+    waits for the call in flight, then the child exits.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._pool = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_ignore_stop_signals,
+        )
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """One L2-normalised vector per text: float32, len(texts) x the model's dimension.
+
+        Raises what loading or running the model raised in the child (EmbeddingModelError
+        when it cannot load), or BrokenProcessPool when the child died.
+        """
+        return self._pool.submit(_embed, self.name, list(texts)).result()
+
+    def close(self) -> None:
+        """Wait for the call in flight, if any, then end the child."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ModelProcess:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _ignore_stop_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _embed(name: str, texts: list[str]) -> npt.NDArray[np.float32]:
+    global _model
+    if _model is None:
+        from a2a.embeddings import load_embedder
+
+        _model = load_embedder(name)
+    return np.asarray(_model.embed_documents(texts), dtype=np.float32)
