@@ -84,9 +84,13 @@ class StoredPage:
     metadatas: list[dict[str, Any]]
     documents: list[str] | None
     embeddings: npt.NDArray[np.float32] | None
+    #: `metadatas` decoded already (when the text was rebuilt from them), else None.
+    decoded: list[StoredDecision] | None = None
 
     def decisions(self) -> list[StoredDecision]:
         """The page's records, typed (decoded from `metadatas`), in page order."""
+        if self.decoded is not None:
+            return self.decoded
         return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
 
 
@@ -292,15 +296,19 @@ class ChromaDecisionStore:
         metadatas = [m or {} for m in (result.get("metadatas") or [None] * count)]
         texts = result.get("documents") or [None] * count
         vectors = result.get("embeddings") if "embeddings" in include else None
+        decoded = None
+        if wants_text:  # each record decoded once, for its text and for `decisions()`
+            decoded = [decode(i, m) for i, m in zip(ids, metadatas, strict=True)]
         return StoredPage(
             ids=ids,
             metadatas=metadatas if "metadatas" in include else [{}] * count,
             documents=(
-                [_embedded_text(i, m, d) for i, m, d in zip(ids, metadatas, texts, strict=True)]
-                if wants_text
-                else None
+                None
+                if decoded is None
+                else [_embedded_text(r, d) for r, d in zip(decoded, texts, strict=True)]
             ),
             embeddings=None if vectors is None else np.asarray(vectors, dtype=np.float32),
+            decoded=decoded if "metadatas" in include else None,
         )
 
     def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
@@ -517,10 +525,9 @@ class ChromaDecisionStore:
         return collection
 
 
-def _embedded_text(record_id: str, metadata: dict[str, Any], document: str | None) -> str:
+def _embedded_text(stored: StoredDecision, document: str | None) -> str:
     """The text a record was embedded from: rebuilt from its stored JSON, or Chroma's
     document for a record stored before records were kept whole ("" when neither)."""
-    stored = decode(record_id, metadata)
     if stored.record_json is None:
         return document or ""
     return record_of(stored).embedding_text()
