@@ -160,7 +160,7 @@ def index(
                     runtime.store, runtime.embedder, runtime.settings.index_batch_size
                 )
                 err.print(prune_and_report(runtime.store, indexer, paths))
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_STORE) from None
         finally:

@@ -3,7 +3,11 @@ semantics as the model in this process."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +76,60 @@ def test_a_stop_ends_the_run_after_the_batch_being_written(
 def test_a_model_that_cannot_load_in_the_child_raises_its_error_here() -> None:
     with ModelProcess("no-such-model") as model, pytest.raises(EmbeddingModelError):
         model.embed(["text"])
+
+
+_ORPHAN_PARENT = """
+import sys
+import time
+
+from a2a.embeddings.child import ModelProcess
+
+if __name__ == "__main__":
+    model = ModelProcess(sys.argv[1])
+    model.embed(["load the model"])
+    print(*model._pool._processes, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_child_ends_when_its_parent_is_killed_outright(tmp_path: Path) -> None:
+    """kill -9 of `cstp index` leaves no model process behind (it ignores SIGTERM, so
+    nothing but the parent's death would ever end it)."""
+    script = tmp_path / "parent.py"
+    script.write_text(_ORPHAN_PARENT)
+    parent = subprocess.Popen(
+        [sys.executable, str(script), FAST], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        (child,) = (int(pid) for pid in parent.stdout.readline().split())
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = _alive(child)
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A child of this process's own test run would be a zombie; this one is not ours.
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_child_killed_mid_run_is_an_embedding_model_error() -> None:
+    """`cstp index` reports it as the model being unusable (exit 3), not a traceback."""
+    with ModelProcess(FAST) as model:
+        model.embed(["load the model"])
+        (child,) = model._pool._processes
+        os.kill(child, signal.SIGKILL)
+        with pytest.raises(EmbeddingModelError):
+            model.embed(["after the kill"])

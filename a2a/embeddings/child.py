@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.embeddings.base import Embedder
+from a2a.embeddings.base import Embedder, EmbeddingModelError
 
 #: The model of this process when it is a child (loaded by its first `_embed` call).
 _model: Embedder | None = None
@@ -24,8 +28,9 @@ class ModelProcess:
     same process waits for it; in a child it embeds the next batch meanwhile. The child
     loads the model on its first call and ignores SIGINT and SIGTERM: stopping is the
     parent's decision (between batches), and a Ctrl-C sent to the whole process group must
-    not kill the model in the middle of a batch. Use as a context manager; leaving it
-    waits for the call in flight, then the child exits.
+    not kill the model in the middle of a batch. It exits by itself when the parent dies
+    (kill -9 of `cstp index`: nothing else would end it). Use as a context manager;
+    leaving it waits for the call in flight, then the child exits.
     """
 
     def __init__(self, name: str) -> None:
@@ -34,15 +39,22 @@ class ModelProcess:
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_ignore_stop_signals,
+            initargs=(os.getpid(),),
         )
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One L2-normalised vector per text: float32, len(texts) x the model's dimension.
 
         Raises what loading or running the model raised in the child (EmbeddingModelError
-        when it cannot load), or BrokenProcessPool when the child died.
+        when it cannot load), and EmbeddingModelError when the child died (killed, out of
+        memory): `cstp index` then exits 3, having stored the batches written before.
         """
-        return self._pool.submit(_embed, self.name, list(texts)).result()
+        try:
+            return self._pool.submit(_embed, self.name, list(texts)).result()
+        except BrokenProcessPool as error:
+            raise EmbeddingModelError(
+                f"the process running the embedding model {self.name!r} ended abruptly"
+            ) from error
 
     def close(self) -> None:
         """Wait for the call in flight, if any, then end the child."""
@@ -60,9 +72,22 @@ class ModelProcess:
         self.close()
 
 
-def _ignore_stop_signals() -> None:
+#: Seconds between the child's checks that its parent is still alive.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _ignore_stop_signals(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threading.Thread(target=_exit_with, args=(parent,), name="cstp-parent", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this child once `parent` is gone (it is re-parented then): the pool's queue
+    gives it no EOF, since the child holds both of its ends."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _embed(name: str, texts: list[str]) -> npt.NDArray[np.float32]:
