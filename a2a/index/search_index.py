@@ -385,11 +385,15 @@ def _near_best(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """The rows whose inner product is within 4 * REACH of the k-th largest (and above).
 
-    A superset of what top_k keeps of the distances (1 - dot, rounded): it cuts on the
-    raw float32 products, so the distances are computed for a few rows, not all.
+    A superset of what top_k keeps of the distances (1 - dot, clamped to [0, 2], rounded):
+    it cuts on the raw float32 products, so the distances are computed for a few rows, not
+    all. Products past 1 (or -1) all clamp to distance 0 (or 2) and tie with the k-th
+    however far below it they are, so the cut is never above 1 and there is none at -1.
     """
     kth = np.partition(dots, len(dots) - k)[len(dots) - k]
-    near = np.flatnonzero(dots >= kth - 4 * REACH)
+    if kth <= -1.0:
+        return rows, dots
+    near = np.flatnonzero(dots >= min(float(kth), 1.0) - 4 * REACH)
     return rows[near], dots[near]
 
 

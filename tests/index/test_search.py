@@ -238,3 +238,28 @@ def test_a_tie_across_the_kth_distance_among_many_rows_is_cut_by_id() -> None:
         got = index.semantic(twin, index.mask(None), 10)
     assert [m.id for m in got] == [f"t{i:03d}" for i in range(200) if i % 2 or i == 0][:10]
     assert {m.distance for m in got} == {0.0}
+
+
+def test_rows_clamped_to_the_same_distance_tie_by_id_past_the_top_k_cut() -> None:
+    """Inner products past 1 (or -1) all clamp to distance 0 (or 2) and tie, however far
+    apart they are (stored vectors are only as unit as their writer made them, and a
+    float16 index scores ~1e-3 off): the smallest id wins, as with no cut at all."""
+    axis = np.eye(4, dtype=np.float32)
+
+    def index_of(vectors: dict[str, np.ndarray]) -> SearchIndex:
+        index = SearchIndex()
+        index.upsert([IndexedRecord(i, StoredDecision(i), v, "") for i, v in vectors.items()])
+        return index
+
+    # n0 has the smallest id and the smallest product past 1; a dozen rows are far off.
+    near = index_of(
+        {"n2": axis[0] * 1.0005, "n1": axis[0] * 1.0003, "n0": axis[0] * 1.0001}
+        | {f"o{i:02d}": axis[1] for i in range(12)}
+    )
+    # f0 has the smallest id and the product furthest past -1.
+    far = index_of({f"f{i}": axis[0] * -(1 + (8 - i) * 2e-4) for i in range(9)})
+    with near.reading(), far.reading():
+        nearest = near.semantic(axis[0], near.mask(None), 1)
+        farthest = far.semantic(axis[0], far.mask(None), 1)
+    assert [(m.id, m.distance) for m in nearest] == [("n0", 0.0)]
+    assert [(m.id, m.distance) for m in farthest] == [("f0", 2.0)]
