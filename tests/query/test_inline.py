@@ -111,3 +111,23 @@ async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
         done.set()
         thread.join()
     assert len(await _ids(service)) == 3
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+async def test_a_keyword_or_hybrid_query_goes_to_a_worker_even_with_a_narrow_filter(
+    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool, mode: str
+) -> None:
+    """BM25 statistics are rebuilt over every row after each write, and a term's weights
+    over all its postings: the cost follows the store's size, not the filter's (~10 ms of
+    event loop at 300k rows after a write), so it never runs on the event loop."""
+    free = QueryService(AsyncStore(store, 10), fast, "a")
+    narrow = QueryDecisionsParams.model_validate(
+        {"query": "database migration", "limit": 3, "retrievalMode": mode}
+    )
+    assert (await free.query_decisions(narrow)).decisions
+    service = QueryService(AsyncStore(store, 10), fast, "a", index=free._live, workers=busy)
+    with pytest.raises(Saturated):
+        await service.query_decisions(narrow)
+    semantic = {"query": "database migration", "limit": 3, "retrievalMode": "semantic"}
+    params = QueryDecisionsParams.model_validate(semantic)
+    assert len((await service.query_decisions(params)).decisions) == 3
