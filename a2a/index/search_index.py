@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
-from a2a.index.mask_cache import MaskCache
+from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze
@@ -269,18 +269,28 @@ class SearchIndex:
         Read-only: the mask is shared with every reader of the same filters until the
         next write (a2a.index.mask_cache); copy it before changing it.
         """
+        return self.selection(filters)[0]
+
+    def selection(self, filters: QueryFilters | None) -> Selection:
+        """`(mask(filters), its passing rows ascending or None)`: the rows are kept when
+        few pass (a2a.index.mask_cache.ROWS_KEPT_BELOW). Both read-only and shared."""
         return self._masks.get(self._generation, filters, lambda: self.columns.mask(filters))
 
     def semantic(
-        self, vector: Sequence[float] | npt.NDArray[np.floating], mask: BoolArray, k: int
+        self,
+        vector: Sequence[float] | npt.NDArray[np.floating],
+        mask: BoolArray,
+        k: int,
+        passing: npt.NDArray[np.int64] | None = None,
     ) -> list[Match]:
         """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
 
         Exact search: every passing row is scored. Ordered by cosine distance
-        (1 - inner product, clamped to [0, 2], rounded to 6 places), then id.
+        (1 - inner product, clamped to [0, 2], rounded to 6 places), then id. `passing`,
+        when given, is `mask`'s true rows ascending (from `selection`).
         """
         query = np.asarray(vector, dtype=np.float32)
-        rows, dots = self._vectors.scores(query, mask)
+        rows, dots = self._vectors.scores(query, mask, passing)
         if self._vectors.dtype != np.float32 and len(rows):
             rows, dots = self._rescore(query, rows, dots, k)
         if len(dots) > 4 * k:

@@ -83,21 +83,33 @@ class VectorMatrix:
         return taken
 
     def scores(
-        self, query: npt.NDArray[np.float32], mask: BoolArray
+        self,
+        query: npt.NDArray[np.float32],
+        mask: BoolArray,
+        owners_passing: npt.NDArray[np.int64] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Inner products of `query` with every vector whose owner passes `mask`.
 
         Returns (owner rows, scores), one entry per passing owner (its best vector), in
         no particular order. The planner gathers the passing rows when few pass
         (fraction < GATHER_BELOW) and otherwise scores all rows with one matmul.
+        `owners_passing` (`mask`'s true rows ascending), when given, spares two passes
+        over the mask while each owner has its own row (no update since compaction).
         """
         if self._size == 0 or self._matrix is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        q = np.asarray(query, dtype=np.float32)
+        if (
+            owners_passing is not None
+            and self._identity
+            and len(mask) == self._size
+            and len(owners_passing) < GATHER_BELOW * self._size
+        ):
+            return owners_passing, self._dot(self.matrix[owners_passing], q)
         passing = mask[: self._size] if self._identity else mask[self.owner]
         count = int(np.count_nonzero(passing))
         if count == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        q = np.asarray(query, dtype=np.float32)
         if count < GATHER_BELOW * self._size:
             rows = np.flatnonzero(passing)
             scores = self._dot(self.matrix[rows], q)

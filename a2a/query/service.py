@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import TypeAdapter
 
 from a2a.embeddings import Embedder, is_static
@@ -92,7 +93,7 @@ class QueryService:
 
     def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
         with index.reading():
-            return self._search(index, params, index.mask(params.filters))
+            return self._search(index, params, *index.selection(params.filters))
 
     def _answer_inline(
         self, index: SearchIndex, params: QueryDecisionsParams
@@ -107,14 +108,20 @@ class QueryService:
         with index.lock.reading_if_free() as held:
             if not held:
                 return None
-            mask = index.mask(params.filters)
-            if np.count_nonzero(mask) > INLINE_ROWS:
+            mask, passing = index.selection(params.filters)
+            count = np.count_nonzero(mask) if passing is None else len(passing)
+            if count > INLINE_ROWS:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
-            return self._search(index, params, mask)
+            return self._search(index, params, mask, passing)
 
     def _search(
-        self, index: SearchIndex, params: QueryDecisionsParams, mask: BoolArray
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        mask: BoolArray,
+        passing: npt.NDArray[np.int64] | None = None,
     ) -> list[DecisionSummary]:
+        """The answer under `mask` (`passing`: its true rows ascending, when known)."""
         vector = np.asarray(self._embedder.embed_query(params.query), dtype=np.float32)
         max_distance = params.max_distance
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
@@ -125,7 +132,7 @@ class QueryService:
             return self._keyword(index, vector, mask, params)
         if mode == "hybrid":
             return self._fused(index, vector, mask, params)
-        return self._semantic(index, vector, mask, params, max_distance)
+        return self._semantic(index, vector, mask, params, max_distance, passing)
 
     def _semantic(
         self,
@@ -134,8 +141,9 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         max_distance: float | None,
+        passing: npt.NDArray[np.int64] | None,
     ) -> list[DecisionSummary]:
-        matches = index.semantic(vector, mask, params.limit)
+        matches = index.semantic(vector, mask, params.limit, passing)
         if max_distance is not None:
             matches = [m for m in matches if m.distance <= max_distance]
         return _validated(

@@ -74,3 +74,32 @@ def test_the_least_recently_used_mask_is_evicted_past_the_bound() -> None:
     cache.get(2, low, lambda: build(True))  # a new generation builds again
     assert built == [True, False, True, False, True]
     assert MASKS_KEPT >= 8
+
+
+def test_a_narrow_selection_keeps_its_rows_and_searches_as_the_mask_alone() -> None:
+    vectors = np.random.default_rng(4).standard_normal((400, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = SearchIndex()
+    index.upsert(
+        [
+            IndexedRecord(
+                f"r{i:03d}",
+                StoredDecision(f"r{i:03d}", category="rare" if i % 40 == 0 else "common"),
+                vectors[i],
+                "",
+            )
+            for i in range(400)
+        ]
+    )
+    rare = QueryFilters.model_validate({"category": "rare"})
+    with index.reading():
+        mask, rows = index.selection(rare)
+        assert rows is not None and rows.tolist() == list(range(0, 400, 40))
+        assert not rows.flags.writeable
+        assert index.selection(None)[1] is None  # every row passes: the mask alone
+        query = vectors[7]
+        assert index.semantic(query, mask, 5, rows) == index.semantic(query, mask, 5)
+        assert [m.id for m in index.semantic(query, mask, 10, rows)] == sorted(
+            (f"r{r:03d}" for r in range(0, 400, 40)),
+            key=lambda i: (round(1 - float(vectors[int(i[1:])] @ query), 6), i),
+        )
