@@ -27,13 +27,13 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from query_bench import generate_queries, generate_records, percentile
-from scale_bench import FAST, FILTERS, MODES, exact_top, keyword_floor, rss_mib
+from query_bench import generate_queries, generate_records
+from scale_bench import FAST, FILTERS, print_cells, rss_mib
 
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord
 from a2a.index.sync import LiveIndex
-from a2a.query.params import QueryDecisionsParams, QueryFilters
+from a2a.query.params import QueryFilters
 from a2a.query.service import QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.store.metadata import decode, to_metadata
@@ -88,43 +88,8 @@ async def measure(size: int, queries: int, folder: Path) -> None:
             n: index.mask(None if f is None else QueryFilters.model_validate(f))
             for n, f in FILTERS.items()
         }
-    print(
-        f"{'mode':9} {'filter':7} {'pass':>8} | {'service p50':>11} {'p99':>7} | "
-        f"{'floor p50':>9} {'p99':>7} | {'ratio p50':>9} {'p99/p50':>7}"
-    )
-    for mode in MODES:
-        for name, filters in FILTERS.items():
-            ours, floors = [], []
-            for turn, text in enumerate(generate_queries(queries, seed=7)):
-                params = QueryDecisionsParams.model_validate(
-                    {"query": text, "filters": filters, "retrievalMode": mode}
-                )
-
-                def floor_query(
-                    text: str = text, mask: np.ndarray = masks[name], mode: str = mode
-                ) -> float:
-                    t = time.perf_counter()
-                    q = np.asarray(embedder.embed_query(text), dtype=np.float32)
-                    if mode != "keyword":
-                        exact_top(vectors, q, mask, 10)
-                    if mode != "semantic":
-                        keyword_floor(floor, stemmer, text, mask)
-                    return (time.perf_counter() - t) * 1000
-
-                if turn % 2:
-                    floors.append(floor_query())
-                t = time.perf_counter()
-                await service.query_decisions(params)
-                ours.append((time.perf_counter() - t) * 1000)
-                if not turn % 2:
-                    floors.append(floor_query())
-            p50, f50 = percentile(ours, 50), percentile(floors, 50)
-            print(
-                f"{mode:9} {name:7} {int(masks[name].sum()):>8} | {p50:>9.2f}ms "
-                f"{percentile(ours, 99):>5.1f}ms | {f50:>7.2f}ms {percentile(floors, 99):>5.1f}ms"
-                f" | {p50 / f50:>8.2f}x {percentile(ours, 99) / p50:>6.1f}x",
-                flush=True,
-            )
+    queries_text = generate_queries(queries, seed=7)
+    await print_cells(service, embedder, queries_text, vectors, index.ids, masks, floor, stemmer)
     print(f"RSS now {rss_mib():,.0f} MiB (index, floor bm25s model, numpy copies)")
     store.close()
 

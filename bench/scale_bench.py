@@ -220,6 +220,23 @@ async def measure(
         show_progress=False,
     )
     del records, documents
+    await print_cells(service, embedder, queries, vectors, ids, masks, floor_bm25, stemmer)
+    print(f"RSS now {rss_mib():,.0f} MiB (index, floor bm25s model, numpy copies)")
+    store.close()
+
+
+async def print_cells(
+    service: QueryService,
+    embedder: Embedder,
+    queries: list[str],
+    vectors: np.ndarray,
+    ids: Sequence[str],
+    masks: dict[str, np.ndarray],
+    floor_bm25: bm25s.BM25,
+    stemmer: Any,
+) -> None:
+    """Time every mode x filter cell: `service.query_decisions` beside its floor, query by
+    query, each going first on every other query; print p50/p99, ratios and recall@10."""
     print(
         f"{'mode':9} {'filter':7} {'pass':>7} | {'service p50':>11} {'p99':>7} | "
         f"{'floor p50':>9} {'p99':>7} | {'ratio p50':>9} {'p99/p50':>7} | recall@10"
@@ -265,8 +282,6 @@ async def measure(
                 f"{recall}",
                 flush=True,
             )
-    print(f"RSS now {rss_mib():,.0f} MiB (index, floor bm25s model, numpy copies)")
-    store.close()
 
 
 def planner() -> None:
