@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -141,8 +142,10 @@ class BM25Index:
         found = self._score(terms, mask, alive, generation)
         if isinstance(found, tuple):
             return found
-        rows = np.flatnonzero(found > 0)
-        return rows, found[rows]
+        positive = found.dense > 0
+        positive &= mask
+        rows = np.flatnonzero(positive)
+        return rows, found.dense[rows]
 
     def best(
         self,
@@ -164,19 +167,27 @@ class BM25Index:
         found = self._score(terms, mask, alive, generation)
         if isinstance(found, tuple):
             return found
-        # Negated, so the k best come first: numpy's introselect is fast for a small kth,
-        # and slow (up to 20x here) for kth near the end of an array full of masked zeros.
-        np.negative(found, out=found)
-        cut = -_TINY
-        if k < len(found):
-            cut = min(float(np.partition(found, k - 1)[k - 1]) + REACH, -_TINY)
-        rows = np.flatnonzero(found <= cut)
-        return rows, -found[rows]
+        dense = found.dense
+        bound = _kth_lower_bound(dense, found.terms, mask, k)
+        if bound is None:  # no term alone has k passing rows: take every passing match
+            positive = dense > 0
+            positive &= mask
+            rows = np.flatnonzero(positive)
+        else:  # one pass over every row, then only the rows at or above the bound
+            rows = np.flatnonzero(dense >= max(bound - REACH, _TINY))
+            rows = rows[mask[rows]]
+        scores = dense[rows]
+        if k < len(rows):
+            # Negated, so the k best come first (numpy's introselect is fast for a small kth).
+            kth = -float(np.partition(-scores, k - 1)[k - 1])
+            keep = scores >= max(kth - REACH, _TINY)
+            rows, scores = rows[keep], scores[keep]
+        return rows, scores
 
     def _score(
         self, terms: Sequence[str], mask: BoolArray, alive: BoolArray, generation: int | None
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | npt.NDArray[np.float64]:
-        """(rows, scores > 0) of the passing rows, or every row's score (0 if masked out)."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | _Dense:
+        """(rows, scores > 0) of the passing rows, or every row's score, masked or not."""
         if not terms:
             return _NOTHING
         snapshot = self._current(alive, generation)
@@ -199,8 +210,7 @@ class BM25Index:
         for rows, weights in found:
             # numpy 2's add.at has a fast path for this (2x `dense[rows] += weights` here).
             np.add.at(dense, rows, weights)
-        dense *= mask
-        return dense
+        return _Dense(dense, found)
 
     def _current(self, alive: BoolArray, generation: int | None) -> _Snapshot:
         snapshot = self._snapshot
@@ -263,6 +273,32 @@ class BM25Index:
                 moved.extend(new_rows[keep], postings.tfs[: postings.size][keep])
                 taken._terms[term] = moved
         return taken
+
+
+@dataclass(frozen=True, slots=True)
+class _Dense:
+    """Every row's score, rows failing the mask included, and the terms' weighted postings."""
+
+    dense: npt.NDArray[np.float64]
+    terms: list[_Weighted]
+
+
+def _kth_lower_bound(
+    dense: npt.NDArray[np.float64], terms: list[_Weighted], mask: BoolArray, k: int
+) -> float | None:
+    """A score at or below the k-th best passing score, or None when none is cheap to find.
+
+    The k-th best score among the passing rows of the rarest term with k of them: a
+    subset's k-th best never beats the whole's. Rows at or above it are few, so the cut
+    reads them alone, not a partition of every row (Lucene's top-k collectors skip hits
+    below the k-th best so far for the same reason).
+    """
+    for rows, _ in sorted(terms, key=lambda term: len(term[0])):
+        passing = rows[mask[rows]]
+        if len(passing) >= k:
+            scores = dense[passing]
+            return -float(np.partition(-scores, k - 1)[k - 1])
+    return None
 
 
 def _lookup(

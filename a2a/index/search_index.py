@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +21,7 @@ from a2a.index.topk import REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
-from a2a.store.stored import StoredDecision
+from a2a.store.stored import SUMMARY_FIELDS, StoredDecision
 
 #: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
 COMPACT_FRACTION = 0.25
@@ -27,6 +29,12 @@ MIN_COMPACT = 1024
 #: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
 _TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
+#: What `records` reads: every StoredDecision field but `record_json`.
+_RECORD_FIELDS = tuple(
+    field.name for field in dataclass_fields(StoredDecision) if field.name != "record_json"
+)
+#: What `summaries` reads: `id` and StoredDecision.summary's fields, in wire order.
+_SUMMARY_FIELDS = ("id", *SUMMARY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,33 +164,53 @@ class SearchIndex:
         Everything but `record_json` (None: the index does not keep the whole record).
         Each column is read once for all `rows`: call it for the rows a result shows.
         """
-        at = np.asarray(rows, dtype=np.int64)
-        columns, text, lists = self.columns, self._text, self._lists
-        coded = {name: columns.values(name, at) for name in columns.CODED}
-        confidence = columns.confidence[at].tolist()
-        epochs = columns.date_epoch[at].tolist()
+        fields = self.fields(rows, _RECORD_FIELDS)
         return [
-            StoredDecision(
-                id=self._ids[row],
-                title=text["title"][row],
-                category=coded["category"][n],
-                confidence=None if confidence[n] != confidence[n] else confidence[n],  # NaN
-                stakes=coded["stakes"][n],
-                status=coded["status"][n],
-                outcome=coded["outcome"][n],
-                date=text["date"][row],
-                date_epoch=None if epochs[n] != epochs[n] else int(epochs[n]),
-                source=text["source"][row],
-                recorded_by=coded["recorded_by"][n],
-                recorded_at=text["recorded_at"][row],
-                reviewed_at=text["reviewed_at"][row],
-                tags=lists["tags"][row] or (),
-                reason_types=lists["reason_types"][row] or (),
-                content_hash=text["content_hash"][row],
-                updated_at=self._updated_at[row],
-            )
-            for n, row in enumerate(at.tolist())
+            StoredDecision(**dict(zip(_RECORD_FIELDS, values, strict=True)))
+            for values in zip(*fields, strict=True)
         ]
+
+    def summaries(self, rows: Sequence[int], reasons: bool) -> list[dict[str, Any]]:
+        """What a result shows of the record at each of `rows`: a dict per row of `id`, the
+        StoredDecision.summary fields and `reasons` (its reason types as a list when
+        `reasons`, else None). New dicts, the caller's to extend; no StoredDecision built."""
+        columns = self.fields(rows, _SUMMARY_FIELDS)
+        found = [dict(zip(_SUMMARY_FIELDS, row, strict=True)) for row in zip(*columns, strict=True)]
+        if reasons:
+            for summary, types in zip(found, self.fields(rows, ["reason_types"])[0], strict=True):
+                summary["reasons"] = list(types)
+        else:
+            for summary in found:
+                summary["reasons"] = None
+        return found
+
+    def fields(self, rows: Sequence[int], names: Sequence[str]) -> list[list[Any]]:
+        """StoredDecision field `name` (not `record_json`) of each of `rows`, for each of
+        `names`: one list per name, read from its column once."""
+        at = np.asarray(rows, dtype=np.int64)
+        listed: list[int] = at.tolist()
+        found: list[list[Any]] = []
+        for name in names:
+            if name == "id":
+                found.append([self._ids[row] for row in listed])
+            elif name in FilterColumns.CODED:
+                found.append(self.columns.values(name, at))
+            elif name == "confidence":  # NaN: absent
+                found.append([None if c != c else c for c in self.columns.confidence[at].tolist()])
+            elif name == "date_epoch":
+                epochs = self.columns.date_epoch[at].tolist()
+                found.append([None if e != e else int(e) for e in epochs])
+            elif name in self._text:
+                column = self._text[name]
+                found.append([column[row] for row in listed])
+            elif name in self._lists:
+                lists = self._lists[name]
+                found.append([lists[row] or () for row in listed])
+            elif name == "updated_at":
+                found.append([self._updated_at[row] for row in listed])
+            else:
+                raise ValueError(f"the index keeps no field {name!r}")
+        return found
 
     # -- writes ------------------------------------------------------------------------------
 

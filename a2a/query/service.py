@@ -20,7 +20,6 @@ from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.store import AsyncStore
-from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool
 
 #: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
@@ -146,14 +145,14 @@ class QueryService:
         matches = index.semantic(vector, mask, params.limit, passing)
         if max_distance is not None:
             matches = [m for m in matches if m.distance <= max_distance]
+        shown = index.summaries([m.row for m in matches], params.include_reasons)
         return _validated(
-            summarize(
-                record,
-                params.include_reasons,
+            _completed(
+                summary,
                 distance=m.distance,
                 explain={"distance": m.distance} if params.explain else None,
             )
-            for m, record in zip(matches, index.records([m.row for m in matches]), strict=True)
+            for m, summary in zip(matches, shown, strict=True)
         )
 
     def _keyword(
@@ -161,16 +160,16 @@ class QueryService:
     ) -> list[DecisionSummary]:
         matches = index.keyword(params.query, mask, params.limit)
         rows = [m.row for m in matches]
-        found = zip(matches, index.distances(vector, rows), index.records(rows), strict=True)
+        shown = index.summaries(rows, params.include_reasons)
+        found = zip(matches, index.distances(vector, rows), shown, strict=True)
         return _validated(
-            summarize(
-                record,
-                params.include_reasons,
+            _completed(
+                summary,
                 distance=distance,
                 score=m.score,
                 explain={"bm25": m.score, "keywordRank": rank} if params.explain else None,
             )
-            for rank, (m, distance, record) in enumerate(found, 1)
+            for rank, (m, distance, summary) in enumerate(found, 1)
         )
 
     def _fused(
@@ -188,39 +187,34 @@ class QueryService:
         )
         row_of = {m.id: m.row for m in [*semantic, *keyword]}
         rows = [row_of[hit.id] for hit in fused]
-        found = zip(fused, index.distances(vector, rows), index.records(rows), strict=True)
+        shown = index.summaries(rows, params.include_reasons)
+        found = zip(fused, index.distances(vector, rows), shown, strict=True)
         return _validated(
-            summarize(
-                record,
-                params.include_reasons,
+            _completed(
+                summary,
                 distance=distance,
                 score=hit.score,
                 explain=self._components(hit, distance) if params.explain else None,
             )
-            for hit, distance, record in found
+            for hit, distance, summary in found
         )
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
 
 
-def summarize(
-    record: StoredDecision,
-    include_reasons: bool,
+def _completed(
+    summary: dict[str, Any],
     *,
     distance: float | None = None,
     score: float | None = None,
     explain: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The fields of one stored record's DecisionSummary; those the record lacks are None."""
-    return {
-        "id": record.id,
-        **record.summary,
-        "distance": distance,
-        "reasons": list(record.reason_types) if include_reasons else None,
-        "score": score,
-        "explain": explain,
-    }
+    """`summary` (SearchIndex.summaries) with the ranking's fields, in place."""
+    summary["distance"] = distance
+    summary["score"] = score
+    summary["explain"] = explain
+    return summary
 
 
 #: Validates a whole result list in one call (cheaper than a model per summary).
@@ -238,5 +232,4 @@ __all__ = [
     "KeywordHit",
     "Match",
     "QueryService",
-    "summarize",
 ]

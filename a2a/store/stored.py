@@ -44,17 +44,20 @@ class StoredDecision:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """The fields every result summary shows, by their snake_case names, in wire
-        order: title, category, confidence, stakes, status, outcome, date, source,
-        recorded_by (CONTRACT.md, DecisionMetadata)."""
-        return {
-            "title": self.title,
-            "category": self.category,
-            "confidence": self.confidence,
-            "stakes": self.stakes,
-            "status": self.status,
-            "outcome": self.outcome,
-            "date": self.date,
-            "source": self.source,
-            "recorded_by": self.recorded_by,
-        }
+        """The fields every result summary shows (SUMMARY_FIELDS), by their snake_case
+        names, in wire order (CONTRACT.md, DecisionMetadata)."""
+        return {name: getattr(self, name) for name in SUMMARY_FIELDS}
+
+
+#: The fields every result summary shows of a decision besides its id, in wire order.
+SUMMARY_FIELDS = (
+    "title",
+    "category",
+    "confidence",
+    "stakes",
+    "status",
+    "outcome",
+    "date",
+    "source",
+    "recorded_by",
+)

@@ -98,3 +98,30 @@ def test_take_refuses_rows_out_of_order(bm25: BM25Index) -> None:
         bm25.take(np.asarray([5, 3, 9], dtype=np.int64))
     taken = bm25.take(np.asarray([3, 5, 9], dtype=np.int64))
     assert len(taken) == 3
+
+
+def test_best_bounded_by_the_rarest_term_agrees_with_all_scores_on_random_queries() -> None:
+    # Varied term rarity and lengths: the bound comes from different terms, and rows tied
+    # with it (or within rounding of it) must survive the cut.
+    rng = np.random.default_rng(5)
+    vocabulary = [f"t{i}" for i in range(40)]
+    weights = 1.0 / np.arange(1, 41)
+    documents = [
+        list(rng.choice(vocabulary, size=int(rng.integers(0, 9)), p=weights / weights.sum()))
+        for _ in range(SIZE)
+    ]
+    index = BM25Index()
+    index.add(documents)
+    alive = rng.random(SIZE) < 0.9
+    checked = 0
+    for _ in range(200):
+        query = list(rng.choice(vocabulary, size=int(rng.integers(1, 5))))
+        mask = alive & (rng.random(SIZE) < rng.choice([1.0, 0.5, 0.1, 0.02]))
+        k = int(rng.choice([1, 3, 10, 50]))
+        rows, scores = index.scores(query, mask, alive, generation=2)
+        cut_rows, cut_scores = index.best(query, mask, alive, k, generation=2)
+        expected = top_k(scores, rows, k, IDS, descending=True)
+        assert top_k(cut_scores, cut_rows, k, IDS, descending=True) == expected
+        assert np.all(np.diff(cut_rows) > 0)
+        checked += len(expected) > 0
+    assert checked > 150

@@ -263,3 +263,34 @@ def test_rows_clamped_to_the_same_distance_tie_by_id_past_the_top_k_cut() -> Non
         farthest = far.semantic(axis[0], far.mask(None), 1)
     assert [(m.id, m.distance) for m in nearest] == [("n0", 0.0)]
     assert [(m.id, m.distance) for m in farthest] == [("f0", 2.0)]
+
+
+def test_summaries_show_what_each_record_holds_with_absent_fields_as_none() -> None:
+    full = StoredDecision(
+        id="full",
+        title="Use Kafka",
+        category="architecture",
+        confidence=0.85,
+        stakes="high",
+        status="decided",
+        outcome="success",
+        date="2026-01-20T14:00:00Z",
+        source="decisions/full.md",
+        recorded_by="agent-7",
+        reason_types=("analysis", "pattern"),
+    )
+    bare = StoredDecision(id="bare")  # no field but its id: every other one None
+    built = SearchIndex()
+    built.upsert(
+        [IndexedRecord(d.id, d, unit_vectors(1, 4, n)[0], "") for n, d in enumerate([full, bare])]
+    )
+    with built.reading():
+        plain = built.summaries([1, 0], reasons=False)
+        with_reasons = built.summaries([0, 1], reasons=True)
+    assert plain == [
+        {"id": "bare", **dict.fromkeys(bare.summary), "reasons": None},
+        {"id": "full", **full.summary, "reasons": None},
+    ]
+    assert plain[1]["confidence"] == 0.85 and plain[1]["recorded_by"] == "agent-7"
+    assert [s["reasons"] for s in with_reasons] == [["analysis", "pattern"], []]
+    assert with_reasons[0] == {**plain[1], "reasons": ["analysis", "pattern"]}
