@@ -37,6 +37,7 @@ class WorkerPool:
         self._free = asyncio.Semaphore(threads)
         self._queue = queue
         self._waiting = 0
+        self._running = 0
         self._max_wait = max_wait_seconds
         self.threads = threads
 
@@ -44,6 +45,11 @@ class WorkerPool:
     def waiting(self) -> int:
         """Calls waiting for a thread right now."""
         return self._waiting
+
+    @property
+    def busy(self) -> int:
+        """Calls holding a thread or waiting for one right now (0: the pool is idle)."""
+        return self._running + self._waiting
 
     @property
     def retry_after(self) -> int:
@@ -59,6 +65,7 @@ class WorkerPool:
         the wait bound, or the queue of waiting calls is full.
         """
         await self._acquire()
+        self._running += 1
         # submit + wrap_future is what run_in_executor does, less its checks of `fn`.
         future = asyncio.wrap_future(self._executor.submit(fn))
         # The slot is given back when the thread is done, not when the caller gives up.
@@ -70,6 +77,7 @@ class WorkerPool:
             return await asyncio.shield(future)
 
     def _release(self, _: object) -> None:
+        self._running -= 1
         self._free.release()
 
     async def _acquire(self) -> None:

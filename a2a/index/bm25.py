@@ -184,6 +184,17 @@ class BM25Index:
             rows, scores = rows[keep], scores[keep]
         return rows, scores
 
+    def work(self, terms: Sequence[str], generation: int) -> int | None:
+        """An upper bound on the entries `best(terms, ..., generation)` touches: the terms'
+        postings plus one pass over every row. None when the statistics of `generation`
+        are not computed yet: that costs a pass over every row first, and the weights of
+        each term over all its postings."""
+        snapshot = self._snapshot
+        if snapshot is None or snapshot.generation != generation:
+            return None
+        postings = (self._terms.get(term) for term in set(terms))
+        return self._size + sum(p.size for p in postings if p is not None)
+
     def _score(
         self, terms: Sequence[str], mask: BoolArray, alive: BoolArray, generation: int | None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | _Dense:

@@ -346,6 +346,16 @@ class SearchIndex:
             vectors = self._vectors.vectors(rows)
         return rows, np.asarray(vectors @ query, dtype=np.float32)
 
+    def semantic_work(self, passing: int) -> int:
+        """Multiply-adds of `semantic` (or `within`) when `passing` rows pass the mask."""
+        return self._vectors.work(passing)
+
+    def keyword_work(self, query: str) -> int | None:
+        """Entries `keyword(query, ...)` touches at most; None when the BM25 statistics are
+        not computed since the last write (then it first makes a pass over every row, and
+        over all postings of each term)."""
+        return self._bm25.work(analyze(query), self._generation)
+
     def keyword(self, query: str, mask: BoolArray, k: int) -> list[Match]:
         """The `k` rows passing `mask` with the highest BM25 score for `query` (> 0).
 

@@ -124,6 +124,12 @@ class VectorMatrix:
             return _best_per_owner(owners, scores)
         return owners, scores
 
+    def work(self, passing: int) -> int:
+        """Multiply-adds `scores` spends when `passing` rows pass: those rows gathered, or
+        every row in one matmul (GATHER_BELOW), times the dimension."""
+        rows = passing if passing < GATHER_BELOW * self._size else self._size
+        return rows * (self.dim or 0)
+
     def vectors(self, owner_rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The float32 vector of each owner row (its first vector row)."""
         if self._identity:

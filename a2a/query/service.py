@@ -24,10 +24,14 @@ from a2a.workers import WorkerPool
 
 #: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
 TIE_MARGIN = 10
-#: A semantic query of a static embedder whose filter passes at most this many rows is answered on
-#: the calling thread: scoring them takes ~0.1 ms at 256-d, less than a worker-thread hop
-#: (bench/scale_bench.py, the ~0.1% filter).
-INLINE_ROWS = 4096
+#: Work a query of a static embedder may do on the event loop, in multiply-adds of the
+#: semantic scan (rows scored x dimension) plus entries of the BM25 scan (postings and rows):
+#: each is ~1 ns here (bench/scale_bench.py). INLINE_WORK (4,096 rows of 256-d, ~0.1 ms)
+#: holds always, for semantic queries; IDLE_INLINE_WORK (~2-3 ms) in any mode while no
+#: worker is busy: a lone caller then skips the hop to a worker thread, whose cold core
+#: cost ~1.7 ms on 2 ms of work here (bench/scale_bench.py, ~10% filter at 100k).
+INLINE_WORK = 4096 * 256
+IDLE_INLINE_WORK = 3 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +51,8 @@ class QueryService:
     Results are deterministic: equal scores and distances are ordered by id.
     `index` defaults to a LiveIndex of `store` of the service's own, loaded at the first
     call; `workers` runs the embedding and the search off the event loop, except for a
-    cheap query (semantic, a static embedder, at most INLINE_ROWS rows passing the filters,
-    the index not being written), which is answered on the event loop without a thread hop.
+    cheap query of a static embedder (INLINE_WORK; the index not being written), which is
+    answered on the event loop without a thread hop.
     """
 
     def __init__(
@@ -97,21 +101,44 @@ class QueryService:
     def _answer_inline(
         self, index: SearchIndex, params: QueryDecisionsParams
     ) -> list[DecisionSummary] | None:
-        """The answer when it is cheap to compute here (see INLINE_ROWS), else None.
+        """The answer when it is cheap to compute here, else None (see INLINE_WORK).
 
-        Semantic queries only: BM25's statistics are rebuilt over every row after a write,
-        and a term's weights over all its postings, whatever the filter (~10 ms at 300k rows).
+        Never while a writer holds or waits for the index. Keyword and hybrid queries only
+        while the pool is idle, and only once BM25's statistics are computed since the last
+        write: computing them is a pass over every row and every posting of each term
+        (~10 ms at 300k rows), whatever the filter.
         """
-        if params.mode_or(self._default_mode) != "semantic":
-            return None
         with index.lock.reading_if_free() as held:
             if not held:
                 return None
             mask, passing = index.selection(params.filters)
-            count = np.count_nonzero(mask) if passing is None else len(passing)
-            if count > INLINE_ROWS:
+            work = self._work(index, params, mask, passing)
+            limit = IDLE_INLINE_WORK if self._workers.busy == 0 else INLINE_WORK
+            if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
             return self._search(index, params, mask, passing)
+
+    def _work(
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        mask: BoolArray,
+        passing: npt.NDArray[np.int64] | None,
+    ) -> int | None:
+        """The query's work in INLINE_WORK's units; None when unbounded or not cheap
+        while the pool is busy (any mode but semantic)."""
+        count = np.count_nonzero(mask) if passing is None else len(passing)
+        semantic = index.semantic_work(int(count))
+        mode = params.mode_or(self._default_mode)
+        if mode == "semantic":
+            return semantic
+        if self._workers.busy:
+            return None
+        keyword = index.keyword_work(params.query)
+        if keyword is None:
+            return None
+        within = semantic if params.max_distance is not None else 0
+        return keyword + within + (semantic if mode == "hybrid" else 0)
 
     def _search(
         self,
@@ -226,7 +253,8 @@ def _validated(summaries: Iterable[dict[str, Any]]) -> list[DecisionSummary]:
 
 
 __all__ = [
-    "INLINE_ROWS",
+    "IDLE_INLINE_WORK",
+    "INLINE_WORK",
     "TIE_MARGIN",
     "HybridConfig",
     "KeywordHit",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -17,6 +18,7 @@ from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.workers import Saturated, WorkerPool
 from tests.conftest import SAMPLE, index_records
 
+T = TypeVar("T")
 FAST = "wordllama-l2-supercat-256"
 QUERY = QueryDecisionsParams.model_validate({"query": "database migration", "limit": 3})
 
@@ -90,7 +92,8 @@ async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
     free = QueryService(AsyncStore(store, 10), fast, "a")
     await _ids(free)  # loads the index
     service = QueryService(AsyncStore(store, 10), fast, "a", index=free._live, workers=busy)
-    monkeypatch.setattr(service_module, "INLINE_ROWS", len(SAMPLE) - 1)
+    # Every row passes: one row over the bound (wordllama's vectors have 256 dimensions).
+    monkeypatch.setattr(service_module, "INLINE_WORK", (len(SAMPLE) - 1) * 256)
     with pytest.raises(Saturated):
         await _ids(service)
     monkeypatch.undo()
@@ -131,3 +134,70 @@ async def test_a_keyword_or_hybrid_query_goes_to_a_worker_even_with_a_narrow_fil
     semantic = {"query": "database migration", "limit": 3, "retrievalMode": "semantic"}
     params = QueryDecisionsParams.model_validate(semantic)
     assert len((await service.query_decisions(params)).decisions) == 3
+
+
+class Counted(WorkerPool):
+    """A pool that counts the calls sent to its threads."""
+
+    def __init__(self) -> None:
+        super().__init__(threads=2, queue=10, max_wait_seconds=5)
+        self.calls = 0
+
+    async def run(self, fn: Callable[[], T], *, deadline_seconds: float | None = None) -> T:
+        self.calls += 1
+        return await super().run(fn, deadline_seconds=deadline_seconds)
+
+
+async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statistics_exist(
+    store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = Counted()
+    service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
+    reference = QueryService(AsyncStore(store, 10), fast, "a", index=service._live)
+
+    async def sent(mode: str) -> int:
+        """Calls this query sent to a worker; its answer equals the worker-only one."""
+        params = QueryDecisionsParams.model_validate(
+            {"query": "database migration", "limit": 3, "retrievalMode": mode}
+        )
+        before = pool.calls
+        got = [d.model_dump() for d in (await service.query_decisions(params)).decisions]
+        with monkeypatch.context() as worker_only:
+            worker_only.setattr(service_module, "IDLE_INLINE_WORK", -1)
+            worker_only.setattr(service_module, "INLINE_WORK", -1)
+            want = [d.model_dump() for d in (await reference.query_decisions(params)).decisions]
+        assert got == want and len(got) >= 2
+        return pool.calls - before
+
+    assert await sent("semantic") == 0
+    assert await sent("keyword") == 1  # the first after the load computes the statistics
+    assert await sent("keyword") == 0
+    assert await sent("hybrid") == 0
+    changed = SAMPLE[0].model_copy(update={"title": "Database migration, blue-green, again"})
+    index_records(store, fast, [changed])  # a write: new statistics to compute
+    assert await sent("hybrid") == 1
+    assert await sent("hybrid") == 0
+    monkeypatch.setattr(service_module, "IDLE_INLINE_WORK", len(SAMPLE) * 256 - 1)
+    assert await sent("semantic") == 1  # over the idle bound
+
+
+async def test_a_busy_pool_sends_all_but_narrow_semantic_queries_to_a_worker(
+    store: ChromaDecisionStore, fast: Embedder
+) -> None:
+    pool = Counted()
+    service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
+    for mode in ("keyword", "keyword", "semantic"):  # statistics computed; all inline
+        params = {"query": "database migration", "limit": 3, "retrievalMode": mode}
+        await service.query_decisions(QueryDecisionsParams.model_validate(params))
+    release = threading.Event()
+    blocker = asyncio.create_task(pool.run(lambda: release.wait(10)))
+    await asyncio.sleep(0.05)
+    before = pool.calls
+    try:
+        for mode in ("keyword", "hybrid", "semantic"):
+            params = {"query": "database migration", "limit": 3, "retrievalMode": mode}
+            await service.query_decisions(QueryDecisionsParams.model_validate(params))
+    finally:
+        release.set()
+        await blocker
+    assert pool.calls - before == 2  # keyword and hybrid; semantic is within INLINE_WORK
