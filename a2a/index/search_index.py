@@ -448,7 +448,7 @@ def _near_best(
 def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
     """1 - inner product in float64, clamped to [0, 2] (ufuncs in place: np.clip's Python
     wrapper costs more than the arithmetic on a few hundred rows)."""
-    distances = np.subtract(1.0, dots, dtype=np.float64)
+    distances: npt.NDArray[np.float64] = np.subtract(1.0, dots, dtype=np.float64)
     np.maximum(distances, 0.0, out=distances)
     np.minimum(distances, 2.0, out=distances)
     return distances
