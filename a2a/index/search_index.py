@@ -17,7 +17,7 @@ from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze
-from a2a.index.topk import REACH, top_k
+from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
@@ -319,32 +319,32 @@ class SearchIndex:
         """
         query = np.asarray(vector, dtype=np.float32)
         rows, dots = self._vectors.scores(query, mask, passing)
-        if self._vectors.dtype != np.float32 and len(rows):
-            rows, dots = self._rescore(query, rows, dots, k)
-        if len(dots) > 4 * k:
-            rows, dots = _near_best(rows, dots, k)
-        distances = _cosine_distances(dots)
+        if len(rows) > k:
+            rows = _near_best(rows, dots, k, self._scan_error())
+        distances = _cosine_distances(self._exact_dots(query, rows))
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
 
-    def _rescore(
-        self,
-        query: npt.NDArray[np.float32],
-        rows: npt.NDArray[np.int64],
-        dots: npt.NDArray[np.float32],
-        k: int,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        # float16 scores err by ~1e-3: keep every candidate within that of the k-th best,
-        # then score those again in float32 from the widened vectors.
-        if len(rows) > k:
-            kth = np.partition(dots, len(dots) - k)[len(dots) - k]
-            keep = dots >= kth - 4e-3
-            rows = rows[keep]
-        if self._exact_vectors is not None:
+    def _scan_error(self) -> float:
+        """How far a scan's inner product may be from the exact one: float16 vectors err by
+        ~1e-3; float32 sums by ~1e-6 at most (the order BLAS adds in varies with the rows'
+        alignment, gathered or not), kept with a wide margin."""
+        return 4e-3 if self._vectors.dtype != np.float32 else 1e-4
+
+    def _exact_dots(
+        self, query: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float64]:
+        """Inner products of `query` with the vectors of `rows`, summed in float64 from the
+        float32 vectors (Chroma's own via `exact_vectors` when the index holds float16):
+        the one value every mode shows for a row, however a scan summed it."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float64)
+        if self._exact_vectors is not None and self._vectors.dtype != np.float32:
             vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
         else:
             vectors = self._vectors.vectors(rows)
-        return rows, np.asarray(vectors @ query, dtype=np.float32)
+        dots: npt.NDArray[np.float64] = np.asarray(vectors, np.float64) @ query.astype(np.float64)
+        return dots
 
     def semantic_work(self, passing: int) -> int:
         """Multiply-adds of `semantic` (or `within`) when `passing` rows pass the mask."""
@@ -370,15 +370,13 @@ class SearchIndex:
     def distances(
         self, vector: Sequence[float] | npt.NDArray[np.floating], rows: Sequence[int]
     ) -> list[float]:
-        """Cosine distance in [0, 2] (rounded to 6 places) of `vector` to each of `rows`."""
+        """Cosine distance in [0, 2] (rounded to 6 places) of `vector` to each of `rows`:
+        the value `semantic` gives the same row (float64 sums, the same rounding)."""
         if not rows:
             return []
-        query = np.asarray(vector, dtype=np.float32)
-        if self._exact_vectors is not None and self._vectors.dtype != np.float32:
-            dots = self._exact_vectors([self._ids[r] for r in rows]) @ query
-        else:
-            dots = self._vectors.vectors(np.asarray(rows, dtype=np.int64)) @ query
-        return [round(min(max(1.0 - float(d), 0.0), 2.0), 6) for d in dots]
+        dots = self._exact_dots(np.asarray(vector, np.float32), np.asarray(rows, np.int64))
+        rounded: list[float] = np.round(_cosine_distances(dots), DECIMALS).tolist()
+        return rounded
 
     def within(
         self,
@@ -387,13 +385,17 @@ class SearchIndex:
         max_distance: float,
     ) -> BoolArray:
         """`mask` narrowed to rows whose cosine distance to `vector` (rounded to 6 places,
-        as shown) is at most `max_distance`: maxDistance for keyword and hybrid modes."""
-        rows, dots = self._vectors.scores(np.asarray(vector, dtype=np.float32), mask)
-        if self._vectors.dtype != np.float32 and len(rows):
-            dots = self._vectors.vectors(rows) @ np.asarray(vector, dtype=np.float32)
-        distances = np.round(_cosine_distances(dots), 6)
+        as shown) is at most `max_distance`: maxDistance for keyword and hybrid modes.
+        Rows the scan puts near the bound are decided on their exact distance."""
+        query = np.asarray(vector, dtype=np.float32)
+        rows, dots = self._vectors.scores(query, mask)
+        approximate = _cosine_distances(dots)
+        error = self._scan_error()
+        near = np.abs(approximate - max_distance) <= error
+        exact = np.round(_cosine_distances(self._exact_dots(query, rows[near])), DECIMALS)
         narrowed = np.zeros(len(mask), dtype=bool)
-        narrowed[rows[distances <= max_distance]] = True
+        narrowed[rows[approximate < max_distance - error]] = True
+        narrowed[rows[near][exact <= max_distance]] = True
         return narrowed
 
     def similar(
@@ -429,20 +431,18 @@ class SearchIndex:
 
 
 def _near_best(
-    rows: npt.NDArray[np.int64], dots: npt.NDArray[np.float32], k: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """The rows whose inner product is within 4 * REACH of the k-th largest (and above).
-
-    A superset of what top_k keeps of the distances (1 - dot, clamped to [0, 2], rounded):
-    it cuts on the raw float32 products, so the distances are computed for a few rows, not
-    all. Products past 1 (or -1) all clamp to distance 0 (or 2) and tie with the k-th
-    however far below it they are, so the cut is never above 1 and there is none at -1.
+    rows: npt.NDArray[np.int64], dots: npt.NDArray[np.floating], k: int, error: float
+) -> npt.NDArray[np.int64]:
+    """The rows whose scanned inner product is within `error` (plus 4 * REACH) of the k-th
+    largest, or above it: a superset of the k best by exact product, rounding ties included,
+    so only these are scored again exactly. Products past 1 (or -1) all clamp to distance
+    0 (or 2) and tie with the k-th however far below it they are, so the cut is never above
+    1 and there is none at -1.
     """
     kth = np.partition(dots, len(dots) - k)[len(dots) - k]
     if kth <= -1.0:
-        return rows, dots
-    near = np.flatnonzero(dots >= min(float(kth), 1.0) - 4 * REACH)
-    return rows[near], dots[near]
+        return rows
+    return rows[np.flatnonzero(dots >= min(float(kth), 1.0) - error - 4 * REACH)]
 
 
 def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:

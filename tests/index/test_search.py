@@ -16,6 +16,7 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
 from a2a.index.tokens import analyze
 from a2a.index.vectors import GATHER_BELOW
+from a2a.query.params import QueryFilters
 from a2a.store.metadata import decode
 from a2a.store.stored import StoredDecision
 from tests.conftest import ADR_CORPUS, require_shared
@@ -76,7 +77,9 @@ def test_semantic_top_k_equals_brute_force_under_every_mask(index: SearchIndex, 
         mask = _masks(len(index))[which] & index.mask(None)
         found = index.semantic(query, mask, 10)
         vectors = np.asarray([index._vectors.matrix[r] for r in range(len(index))])
-    distances = np.clip(1 - (vectors @ query).astype(np.float64), 0, 2).round(6)
+    # The exact distance: float64 sums of the float32 vectors, as every mode shows it.
+    exact = vectors.astype(np.float64) @ query.astype(np.float64)
+    distances = np.clip(1 - exact, 0, 2).round(6)
     expected = sorted(np.flatnonzero(mask), key=lambda r: (distances[r], index.ids[r]))[:10]
     assert [m.row for m in found] == expected  # recall@10 = 1.0, same order
     assert [m.distance for m in found] == pytest.approx([distances[r] for r in expected], abs=1e-9)
@@ -294,3 +297,32 @@ def test_summaries_show_what_each_record_holds_with_absent_fields_as_none() -> N
     assert plain[1]["confidence"] == 0.85 and plain[1]["recorded_by"] == "agent-7"
     assert [s["reasons"] for s in with_reasons] == [["analysis", "pattern"], []]
     assert with_reasons[0] == {**plain[1], "reasons": ["analysis", "pattern"]}
+
+
+def test_a_row_shows_the_same_distance_in_every_mode_and_under_every_filter() -> None:
+    """Reported: one record's distance was 0.323951 in semantic mode and 0.323952 in keyword
+    and hybrid mode. The scan sums float32 products in an order that depends on how many
+    rows it reads and where they sit; every distance shown is now the float64 one."""
+    records = []
+    vectors = unit_vectors(3000, 384, seed=4)
+    for i, vector in enumerate(vectors):
+        decision = StoredDecision(id=f"r{i:05d}", category="even" if i % 2 else "odd")
+        records.append(IndexedRecord(decision.id, decision, vector, "kafka"))
+    built = SearchIndex()
+    built.upsert(records)
+    differing = 0
+    with built.reading():
+        for seed in range(8):
+            query = unit_vectors(1, 384, seed=100 + seed)[0]
+            everything = built.semantic(query, built.mask(None), len(built))
+            shown = {m.row: m.distance for m in everything}
+            rows = list(shown)
+            assert built.distances(query, rows) == [shown[r] for r in rows]
+            assert built.distances(query, rows[:3]) == [shown[r] for r in rows[:3]]
+            odd = built.mask(QueryFilters(category="odd"))
+            assert all(shown[m.row] == m.distance for m in built.semantic(query, odd, 50))
+            exact = np.round(1 - vectors.astype(np.float64) @ query.astype(np.float64), 6)
+            assert [shown[r] for r in rows] == exact[rows].tolist()
+            scanned = np.round(1 - (vectors @ query).astype(np.float64), 6)
+            differing += int(np.count_nonzero(scanned != exact))
+    assert differing > 0  # the float32 scan does disagree with the exact sum on some rows
