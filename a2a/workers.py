@@ -65,9 +65,14 @@ class WorkerPool:
         the wait bound, or the queue of waiting calls is full.
         """
         await self._acquire()
-        self._running += 1
         # submit + wrap_future is what run_in_executor does, less its checks of `fn`.
-        future = asyncio.wrap_future(self._executor.submit(fn))
+        try:
+            submitted = self._executor.submit(fn)
+        except BaseException:  # shut down: give the slot back, or `busy` stays up for good
+            self._free.release()
+            raise
+        self._running += 1
+        future = asyncio.wrap_future(submitted)
         # The slot is given back when the thread is done, not when the caller gives up.
         future.add_done_callback(self._release)
         if deadline_seconds is None:

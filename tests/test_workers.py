@@ -104,3 +104,25 @@ def test_batches_beyond_the_pool_get_32005_never_32003_and_health_answers(
     assert codes.count(-32005) > 0
     assert set(codes) <= {None, -32005}
     assert health and set(health) == {200}
+
+
+async def test_busy_counts_calls_running_or_waiting_and_returns_to_zero() -> None:
+    pool = WorkerPool(threads=1, queue=1, max_wait_seconds=0.2)
+    gate = threading.Event()
+    holder = asyncio.create_task(pool.run(gate.wait))
+    await asyncio.sleep(0.02)
+    waiter = asyncio.create_task(pool.run(lambda: 1))
+    await asyncio.sleep(0.02)
+    assert pool.busy == 2  # one running, one waiting
+    waiter.cancel()
+    await asyncio.gather(waiter, return_exceptions=True)
+    assert pool.busy == 1
+    gate.set()
+    await holder
+    with pytest.raises(ZeroDivisionError):
+        await pool.run(lambda: 1 / 0)
+    assert pool.busy == 0
+    pool.close()
+    with pytest.raises(RuntimeError):  # shut down: the call is refused, not counted for good
+        await pool.run(lambda: 1)
+    assert pool.busy == 0

@@ -22,6 +22,11 @@ _INITIAL_CAPACITY = 1024
 #: Cost of looking one passing row up in one term's postings (a binary search), in units of
 #: adding one posting into the dense array; measured at 100k rows (bench/keyword_scale.py).
 _SEARCH_COST = 16
+#: What `work` counts, in multiply-adds of the semantic scan (~1 ns each here): adding one
+#: posting into the dense array or passing one row costs ~3.4 ns, computing one posting's
+#: weight (a term's first query since a write) ~11 ns (measured at 100k rows).
+_ENTRY_WORK = 3
+_WEIGHT_WORK = 11
 _TINY = float(np.finfo(np.float64).tiny)  # below every BM25 score: Lucene's idf is > 0
 _NOTHING: _Weighted = (np.zeros(0, np.int64), np.zeros(0, np.float64))
 
@@ -185,15 +190,21 @@ class BM25Index:
         return rows, scores
 
     def work(self, terms: Sequence[str], generation: int) -> int | None:
-        """An upper bound on the entries `best(terms, ..., generation)` touches: the terms'
-        postings plus one pass over every row. None when the statistics of `generation`
-        are not computed yet: that costs a pass over every row first, and the weights of
-        each term over all its postings."""
+        """An upper bound on the work of `best(terms, ..., generation)`, in multiply-adds
+        of the semantic scan (~1 ns each): its terms' postings and one pass over every
+        row, plus the weights of terms not yet queried since the last write. None when the
+        statistics of `generation` are not computed yet: that is a pass over every row
+        first, and the weights of each term over all its postings."""
         snapshot = self._snapshot
         if snapshot is None or snapshot.generation != generation:
             return None
-        postings = (self._terms.get(term) for term in set(terms))
-        return self._size + sum(p.size for p in postings if p is not None)
+        work = _ENTRY_WORK * self._size
+        for term in set(terms):
+            postings = self._terms.get(term)
+            if postings is not None:
+                weighed = term in snapshot.weights
+                work += postings.size * (_ENTRY_WORK if weighed else _ENTRY_WORK + _WEIGHT_WORK)
+        return work
 
     def _score(
         self, terms: Sequence[str], mask: BoolArray, alive: BoolArray, generation: int | None

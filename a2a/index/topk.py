@@ -10,9 +10,11 @@ import numpy.typing as npt
 
 #: Decimal places kept in distances and scores; values equal at this precision tie.
 DECIMALS = 6
-#: How far below the k-th best raw value a value can still round to a tie with it (rounding
-#: moves each by at most half a unit of the 6th place; a whole unit is kept for safety).
-REACH = 10.0**-DECIMALS
+#: How far below the k-th best raw value a value can still round to a tie with it. Rounding
+#: moves each by at most half a unit of the 6th place, so two values rounding alike can be a
+#: whole unit apart, and float64 can put them a few ulps more than a unit apart
+#: (0.3554115 and 0.3554125 both round to 0.355412): two units leave that margin.
+REACH = 2 * 10.0**-DECIMALS
 
 
 def top_k(

@@ -25,13 +25,20 @@ from a2a.workers import WorkerPool
 #: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
 TIE_MARGIN = 10
 #: Work a query of a static embedder may do on the event loop, in multiply-adds of the
-#: semantic scan (rows scored x dimension) plus entries of the BM25 scan (postings and rows):
-#: each is ~1 ns here (bench/scale_bench.py). INLINE_WORK (4,096 rows of 256-d, ~0.1 ms)
-#: holds always, for semantic queries; IDLE_INLINE_WORK (~2-3 ms) in any mode while no
-#: worker is busy: a lone caller then skips the hop to a worker thread, whose cold core
-#: cost ~1.7 ms on 2 ms of work here (bench/scale_bench.py, ~10% filter at 100k).
+#: semantic scan (rows scored x dimension, ~1 ns each here), BM25's work counted in the same
+#: unit (a2a.index.bm25.BM25Index.work). INLINE_WORK (4,096 rows of 256-d, ~0.1 ms) holds
+#: always, for semantic queries; IDLE_INLINE_WORK (~3-4 ms) in any mode while no worker is
+#: busy: a lone caller then skips the hop to a worker thread, whose cold core cost ~1.7 ms
+#: on 2 ms of work here (bench/scale_bench.py, ~10% filter at 100k).
 INLINE_WORK = 4096 * 256
-IDLE_INLINE_WORK = 3 * 1024 * 1024
+IDLE_INLINE_WORK = 4 * 1024 * 1024
+#: Largest share of wall time the answers given on the event loop may take while the idle
+#: path is open: after one took t seconds, the path stays shut for t * (1 / INLINE_SHARE - 1).
+#: Callers answered on the loop never make the pool busy, so `busy == 0` alone cannot tell a
+#: lone caller from many concurrent ones, which would then all queue on the loop (and
+#: /health behind them: p50 119 ms under 8 clients of 100-term keyword queries, 4.5 ms with
+#: this share).
+INLINE_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,7 @@ class QueryService:
         self._live = index or LiveIndex(store.sync)
         self._workers = workers or store.workers
         self._static = is_static(embedder)
+        self._idle_inline_from = 0.0  # time.perf_counter() before which the idle path is shut
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`.
@@ -111,12 +119,18 @@ class QueryService:
         with index.lock.reading_if_free() as held:
             if not held:
                 return None
+            started = time.perf_counter()
+            idle = self._workers.busy == 0 and started >= self._idle_inline_from
             mask, passing = index.selection(params.filters)
-            work = self._work(index, params, mask, passing)
-            limit = IDLE_INLINE_WORK if self._workers.busy == 0 else INLINE_WORK
+            work = self._work(index, params, mask, passing, idle)
+            limit = IDLE_INLINE_WORK if idle else INLINE_WORK
             if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
-            return self._search(index, params, mask, passing)
+            answer = self._search(index, params, mask, passing)
+            # Every answer given here counts against the idle path's share of the loop.
+            spent = time.perf_counter() - started
+            self._idle_inline_from = max(self._idle_inline_from, started + spent / INLINE_SHARE)
+            return answer
 
     def _work(
         self,
@@ -124,6 +138,7 @@ class QueryService:
         params: QueryDecisionsParams,
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None,
+        idle: bool,
     ) -> int | None:
         """The query's work in INLINE_WORK's units; None when unbounded or not cheap
         while the pool is busy (any mode but semantic)."""
@@ -132,7 +147,7 @@ class QueryService:
         mode = params.mode_or(self._default_mode)
         if mode == "semantic":
             return semantic
-        if self._workers.busy:
+        if not idle:
             return None
         keyword = index.keyword_work(params.query)
         if keyword is None:

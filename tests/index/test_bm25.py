@@ -125,3 +125,27 @@ def test_best_bounded_by_the_rarest_term_agrees_with_all_scores_on_random_querie
         assert np.all(np.diff(cut_rows) > 0)
         checked += len(expected) > 0
     assert checked > 150
+
+
+def test_values_a_rounding_unit_apart_that_round_alike_tie_by_id_past_the_cut() -> None:
+    """0.3554115 and 0.3554125 both round to 0.355412 (half to even) yet lie a little more
+    than 1e-6 apart in float64: the cut before rounding must keep both, so the tie goes
+    to the smaller id, as it does over every value."""
+    values = np.asarray([0.3554125, 0.3554115, 0.1, 0.2, 0.05, 0.01])
+    rows = np.arange(len(values), dtype=np.int64)
+    ids = ["z", "a", "c", "d", "e", "f"]
+    assert top_k(values, rows, 1, ids, descending=True) == [(1, 0.355412)]
+    assert top_k(1 - values, rows, 1, ids, descending=False) == [(1, 0.644588)]
+
+
+def test_work_counts_postings_rows_and_weights_not_yet_computed() -> None:
+    index = BM25Index()
+    index.add([["kafka"], ["kafka", "queue"], ["postgres"], []])
+    alive = np.ones(4, dtype=bool)
+    assert index.work(["kafka"], generation=1) is None  # no statistics for it yet
+    index.scores(["queue"], alive, alive, generation=1)
+    # 4 rows and kafka's 2 postings at 3 each, kafka's 2 weights at 11 each (not yet queried)
+    assert index.work(["kafka", "kafka", "zeppelin"], generation=1) == 3 * 4 + 2 * (3 + 11)
+    index.scores(["kafka"], alive, alive, generation=1)
+    assert index.work(["kafka"], generation=1) == 3 * 4 + 2 * 3
+    assert index.work(["kafka"], generation=2) is None  # a write since

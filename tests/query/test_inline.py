@@ -151,6 +151,7 @@ class Counted(WorkerPool):
 async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statistics_exist(
     store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(service_module, "INLINE_SHARE", 1.0)  # the path never shuts here
     pool = Counted()
     service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
     reference = QueryService(AsyncStore(store, 10), fast, "a", index=service._live)
@@ -201,3 +202,27 @@ async def test_a_busy_pool_sends_all_but_narrow_semantic_queries_to_a_worker(
         release.set()
         await blocker
     assert pool.calls - before == 2  # keyword and hybrid; semantic is within INLINE_WORK
+
+
+async def test_after_an_answer_on_the_loop_the_idle_path_shuts_for_its_share(
+    store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers on the loop never make the pool busy: without a share, concurrent callers
+    would all be answered there, one after another, and hold the loop."""
+    pool = Counted()
+    service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
+
+    async def sent(mode: str) -> int:
+        before = pool.calls
+        params = {"query": "database migration", "limit": 3, "retrievalMode": mode}
+        await service.query_decisions(QueryDecisionsParams.model_validate(params))
+        return pool.calls - before
+
+    await sent("keyword")  # computes the BM25 statistics
+    monkeypatch.setattr(service_module, "INLINE_SHARE", 1.0)
+    assert await sent("keyword") == 0
+    monkeypatch.setattr(service_module, "INLINE_SHARE", 1e-9)  # shut for ~hours after one
+    assert await sent("keyword") == 0  # the path was open: answered here, then shut
+    assert await sent("keyword") == 1
+    assert await sent("hybrid") == 1
+    assert await sent("semantic") == 0  # within INLINE_WORK, which holds always
