@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -151,7 +152,7 @@ class Counted(WorkerPool):
 async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statistics_exist(
     store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(service_module, "INLINE_SHARE", 1.0)  # the path never shuts here
+    monkeypatch.setattr(service_module, "INLINE_BURST_SECONDS", 3600.0)  # never shuts here
     pool = Counted()
     service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
     reference = QueryService(AsyncStore(store, 10), fast, "a", index=service._live)
@@ -219,10 +220,14 @@ async def test_after_an_answer_on_the_loop_the_idle_path_shuts_for_its_share(
         return pool.calls - before
 
     await sent("keyword")  # computes the BM25 statistics
-    monkeypatch.setattr(service_module, "INLINE_SHARE", 1.0)
     assert await sent("keyword") == 0
-    monkeypatch.setattr(service_module, "INLINE_SHARE", 1e-9)  # shut for ~hours after one
-    assert await sent("keyword") == 0  # the path was open: answered here, then shut
+    service._inline_credit = 1e-9  # what is left after a burst of answers on the loop
+    monkeypatch.setattr(service_module, "INLINE_SHARE", 1e-9)  # and ~no accrual since
+    assert await sent("keyword") == 0  # credit was left: answered here, which spent it
     assert await sent("keyword") == 1
     assert await sent("hybrid") == 1
     assert await sent("semantic") == 0  # within INLINE_WORK, which holds always
+    monkeypatch.setattr(service_module, "INLINE_SHARE", 0.5)
+    await asyncio.sleep(0.05)  # 25 ms of credit accrues, capped at INLINE_BURST_SECONDS
+    assert 0 < service._credit(time.perf_counter()) <= service_module.INLINE_BURST_SECONDS
+    assert await sent("keyword") == 0
