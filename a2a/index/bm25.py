@@ -147,9 +147,7 @@ class BM25Index:
         found = self._score(terms, mask, alive, generation)
         if isinstance(found, tuple):
             return found
-        positive = found.dense > 0
-        positive &= mask
-        rows = np.flatnonzero(positive)
+        rows = _passing_matches(found.dense, mask)
         return rows, found.dense[rows]
 
     def best(
@@ -175,9 +173,7 @@ class BM25Index:
         dense = found.dense
         bound = _kth_lower_bound(dense, found.terms, mask, k)
         if bound is None:  # no term alone has k passing rows: take every passing match
-            positive = dense > 0
-            positive &= mask
-            rows = np.flatnonzero(positive)
+            rows = _passing_matches(dense, mask)
         else:  # one pass over every row, then only the rows at or above the bound
             rows = np.flatnonzero(dense >= max(bound - REACH, _TINY))
             rows = rows[mask[rows]]
@@ -303,6 +299,13 @@ class _Dense:
 
     dense: npt.NDArray[np.float64]
     terms: list[_Weighted]
+
+
+def _passing_matches(dense: npt.NDArray[np.float64], mask: BoolArray) -> npt.NDArray[np.int64]:
+    """Rows ascending that pass `mask` and score > 0 in `dense`."""
+    positive = dense > 0
+    positive &= mask
+    return np.flatnonzero(positive)
 
 
 def _kth_lower_bound(
