@@ -15,20 +15,31 @@ With the default model (MiniLM, 384-d), write the store with its name first:
     python bench/scale_bench.py --sizes 100000 --synthetic-vectors --data /tmp/cstp-minilm \\
         --model all-minilm-l6-v2-int8 --no-queries
     python bench/http_load.py --store /tmp/cstp-minilm/100000 --model all-minilm-l6-v2-int8
+
+`--stall` measures instead how long `GET /health` waits behind heavy queries: 1 and 8
+clients send 100-term keyword queries (the store's most common terms, limit 10) while a
+thread probes /health every 0.5 ms; it prints the queries' req/s and p50 and /health's
+p50, p99 and max (queries answered on the event loop must leave it free to serve others).
+
+    python bench/http_load.py --store /tmp/cstp-bench/100000 --stall [--seconds 6]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +47,7 @@ import aiohttp
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from query_bench import generate_queries, percentile
+from query_bench import generate_queries, generate_records, percentile
 
 from a2a.embeddings import load_embedder
 
@@ -44,16 +55,19 @@ FAST = "wordllama-l2-supercat-256"
 NARROW = {"category": "architecture", "stakes": "critical", "minConfidence": 0.9}
 
 
-async def drive(url: str, clients: int, seconds: float, body: Any | None) -> dict[str, Any]:
+async def drive(
+    url: str, clients: int, seconds: float, body: Any | None, queries: list[str] | None = None
+) -> dict[str, Any]:
     """`clients` loops sending requests for `seconds`; latencies, codes, req/s.
 
-    aiohttp, one keep-alive connection per client: httpx's AsyncClient could not send
-    more than ~250 req/s here (its pool, not the server, was the ceiling).
+    Query texts are taken in turn from `queries` (default: 200 generated ones). aiohttp,
+    one keep-alive connection per client: httpx's AsyncClient could not send more than
+    ~250 req/s here (its pool, not the server, was the ceiling).
     """
     latencies: list[float] = []
     codes: dict[int, int] = {}
     deadline = time.perf_counter() + seconds
-    queries = generate_queries(200, seed=11)
+    queries = queries or generate_queries(200, seed=11)
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
@@ -120,24 +134,63 @@ def embedder_ceiling(model: str, seconds: float, threads: int) -> float:
     return sum(counts) / seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, required=True)
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--port", type=int, default=0, help="0: a free port")
-    parser.add_argument("--model", default=FAST, help="the model the store was written with")
-    args = parser.parse_args()
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    port = args.port or free_port()
-    ceiling = embedder_ceiling(args.model, 5, os.cpu_count() or 1)
-    print(f"query embedder alone ({args.model}): {ceiling:,.0f} queries/s")
+def heavy_query(size: int, terms: int = 100) -> str:
+    """The `terms` most common words of the store's text (its first 5,000 records' text)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for record in generate_records(min(size, 5000), seed=7):
+        counts.update(set(re.findall(r"[a-z]{3,}", record.embedding_text().lower())))
+    return " ".join(word for word, _ in counts.most_common(terms))
+
+
+class HealthProbe(threading.Thread):
+    """GET /health every 0.5 ms until stopped; `latencies` in ms."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(daemon=True)
+        self.base, self.running = base, True
+        self.latencies: list[float] = []
+
+    def run(self) -> None:
+        with httpx.Client(timeout=30) as client:
+            while self.running:
+                started = time.perf_counter()
+                client.get(f"{self.base}/health")
+                self.latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.0005)
+
+
+def stalls(base: str, seconds: float, size: int) -> None:
+    """/health's latency while 1 and 8 clients send heavy keyword queries."""
+    heavy = heavy_query(size)
+    body = {"retrievalMode": "keyword", "limit": 10}
+    print(
+        f"{'clients':>7} | {'req/s':>7} {'p50 ms':>7} | health {'p50':>6} {'p99':>6} {'max':>6} ms"
+    )
+    for clients in (1, 8):
+        probe = HealthProbe(base)
+        probe.start()
+        r = asyncio.run(drive(f"{base}/cstp", clients, seconds, body, [heavy]))
+        probe.running = False
+        probe.join()
+        h = probe.latencies
+        print(
+            f"{clients:>7} | {r['rps']:>7.1f} {r['p50']:>7.1f} | {percentile(h, 50):>13.2f} "
+            f"{percentile(h, 99):>6.2f} {max(h):>6.1f}   {r['codes']}",
+            flush=True,
+        )
+
+
+@contextmanager
+def served(store: Path, model: str, port: int) -> Iterator[str]:
+    """`cstp serve` on `store` (collection `bench`) until the block ends; its base URL,
+    once /ready answers 200. Raises SystemExit when the server exits first."""
     with tempfile.TemporaryDirectory() as data:
-        (Path(data) / "chroma").symlink_to(args.store.resolve())
+        (Path(data) / "chroma").symlink_to(store.resolve())
         env = {
             **os.environ,
             "CSTP_DATA_DIR": data,
             "CSTP_COLLECTION": "bench",
-            "CSTP_EMBEDDING_MODEL": args.model,
+            "CSTP_EMBEDDING_MODEL": model,
             "CSTP_LOG_LEVEL": "warning",
         }
         cstp = Path(sys.executable).parent / "cstp"
@@ -157,26 +210,46 @@ def main() -> None:
                     pass
                 time.sleep(0.5)
             print(f"ready after {time.perf_counter() - started:.1f} s")
-            print(
-                f"{'clients':>7} {'what':9} | {'req/s':>7} {'/embedder':>9} | "
-                f"{'p50 ms':>7} {'p99 ms':>7} | codes"
-            )
-            for clients in (16, 64):
-                body = {"filters": NARROW, "limit": 10}
-                for what, url, payload in (
-                    ("query", f"{base}/cstp", body),
-                    ("health", f"{base}/health", None),
-                ):
-                    r = asyncio.run(drive(url, clients, args.seconds, payload))
-                    print(
-                        f"{clients:>7} {what:9} | {r['rps']:>7.0f} {r['rps'] / ceiling:>8.0%} | "
-                        f"{r['p50']:>7.1f} "
-                        f"{r['p99']:>7.1f} | {r['codes']}",
-                        flush=True,
-                    )
+            yield base
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
+    parser.add_argument("--model", default=FAST, help="the model the store was written with")
+    parser.add_argument("--stall", action="store_true", help="/health behind heavy queries")
+    args = parser.parse_args()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    port = args.port or free_port()
+    if args.stall:
+        with served(args.store, args.model, port) as base:
+            stalls(base, args.seconds, int(args.store.name) if args.store.name.isdigit() else 0)
+        return
+    ceiling = embedder_ceiling(args.model, 5, os.cpu_count() or 1)
+    print(f"query embedder alone ({args.model}): {ceiling:,.0f} queries/s")
+    with served(args.store, args.model, port) as base:
+        print(
+            f"{'clients':>7} {'what':9} | {'req/s':>7} {'/embedder':>9} | "
+            f"{'p50 ms':>7} {'p99 ms':>7} | codes"
+        )
+        for clients in (16, 64):
+            body = {"filters": NARROW, "limit": 10}
+            for what, url, payload in (
+                ("query", f"{base}/cstp", body),
+                ("health", f"{base}/health", None),
+            ):
+                r = asyncio.run(drive(url, clients, args.seconds, payload))
+                print(
+                    f"{clients:>7} {what:9} | {r['rps']:>7.0f} {r['rps'] / ceiling:>8.0%} | "
+                    f"{r['p50']:>7.1f} "
+                    f"{r['p99']:>7.1f} | {r['codes']}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
