@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -26,6 +27,17 @@ def free_port() -> int:
 # Server output goes to files, never to pipes: nobody drains a pipe during a test, and a
 # full one blocks the server on its next log line.
 _LOGS: dict[int, Path] = {}
+# Every server started here, killed at exit if a test or fixture left it running (one that
+# failed between starting it and its `finally`): no server outlives the test session.
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for process in _STARTED:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def _log_file(log: Path | None) -> tuple[Path, IO[bytes]]:
@@ -80,7 +92,8 @@ def start_chroma(path: Path, port: int, log: Path | None = None) -> subprocess.P
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
     _LOGS[process.pid] = log
-    wait_for(f"http://127.0.0.1:{port}/api/v2/heartbeat", process)
+    _STARTED.append(process)
+    _ready(f"http://127.0.0.1:{port}/api/v2/heartbeat", process, 60)
     return process
 
 
@@ -105,8 +118,18 @@ def start_cstp(port: int, env: dict[str, str], *args: str) -> subprocess.Popen[b
         env={**os.environ, **env},
     )
     _LOGS[process.pid] = log
-    wait_for(f"http://127.0.0.1:{port}/health", process, seconds=300)
+    _STARTED.append(process)
+    _ready(f"http://127.0.0.1:{port}/health", process, 300)
     return process
+
+
+def _ready(url: str, process: subprocess.Popen[bytes], seconds: float) -> None:
+    """wait_for, stopping the process when it never gets ready (no server outlives a test)."""
+    try:
+        wait_for(url, process, seconds)
+    except BaseException:
+        stop(process)
+        raise
 
 
 def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:

@@ -157,17 +157,20 @@ class BM25Index:
         alive: BoolArray,
         k: int,
         generation: int | None = None,
+        passing: npt.NDArray[np.int64] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """What `scores` returns, cut to what `top_k(..., k)` can pick from it.
 
         The rows whose score is within a2a.index.topk's rounding reach of the k-th best
         score or above it (at least the k best rows, when that many score > 0), so the
         caller's top_k gives the same answer as over every score, without a pass over
-        every matching row. Returns (rows, scores > 0), rows ascending; empty when k < 1.
+        every matching row. `passing`, when given, is `mask`'s true rows ascending (it
+        spares two passes over the mask). Returns (rows, scores > 0), rows ascending;
+        empty when k < 1.
         """
         if k < 1:
             return _NOTHING
-        found = self._score(terms, mask, alive, generation)
+        found = self._score(terms, mask, alive, generation, passing)
         if isinstance(found, tuple):
             return found
         dense = found.dense
@@ -203,7 +206,12 @@ class BM25Index:
         return work
 
     def _score(
-        self, terms: Sequence[str], mask: BoolArray, alive: BoolArray, generation: int | None
+        self,
+        terms: Sequence[str],
+        mask: BoolArray,
+        alive: BoolArray,
+        generation: int | None,
+        passing: npt.NDArray[np.int64] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | _Dense:
         """(rows, scores > 0) of the passing rows, or every row's score, masked or not."""
         if not terms:
@@ -221,9 +229,9 @@ class BM25Index:
         if not found:
             return _NOTHING
         postings = sum(len(rows) for rows, _ in found)
-        passing = int(np.count_nonzero(mask))
-        if passing * len(found) * _SEARCH_COST < postings + self._size:
-            return _lookup(found, np.flatnonzero(mask))
+        count = int(np.count_nonzero(mask)) if passing is None else len(passing)
+        if count * len(found) * _SEARCH_COST < postings + self._size:
+            return _lookup(found, np.flatnonzero(mask) if passing is None else passing)
         dense = np.zeros(self._size, dtype=np.float64)
         for rows, weights in found:
             # numpy 2's add.at has a fast path for this (2x `dense[rows] += weights` here).

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -33,8 +33,9 @@ _LIST_KEYS = ("tags", "reason_types")
 _RECORD_FIELDS = tuple(
     field.name for field in dataclass_fields(StoredDecision) if field.name != "record_json"
 )
-#: What `summaries` reads: `id` and StoredDecision.summary's fields, in wire order.
-_SUMMARY_FIELDS = ("id", *SUMMARY_FIELDS)
+#: The keys of a `summaries` dict: `id`, StoredDecision.summary's fields in wire order,
+#: then `reasons`.
+_SHOWN_KEYS = ("id", *SUMMARY_FIELDS, "reasons")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +48,12 @@ class IndexedRecord:
     document: str
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """One search result: record id, its row, cosine distance in [0, 2], BM25 score or None.
 
-    `distance` is rounded to 6 places (`a2a.index.topk.DECIMALS`); `score` too.
+    `distance` is rounded to 6 places (`a2a.index.topk.DECIMALS`); `score` too. A named
+    tuple, not a dataclass: a hybrid query builds ~200 (a frozen dataclass's __init__
+    costs ~0.8 us each, a tuple's ~0.2 us).
     """
 
     id: str
@@ -110,6 +112,11 @@ class SearchIndex:
         self._text: dict[str, list[str | None]] = {key: [] for key in _TEXT_KEYS}
         self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
         self._updated_at: list[int | None] = []
+        # Stored fields, row-oriented: what a result shows of each row (SUMMARY_FIELDS),
+        # so a result reads one tuple per row, not ten columns (Lucene keeps stored fields
+        # by document beside its columnar doc values for the same reason). ~128 bytes a
+        # row (the tuple; its strings are the decision's, shared with the text columns).
+        self._shown: list[tuple[Any, ...]] = []
 
     def reading(self) -> AbstractContextManager[None]:
         """Context manager holding the read lock (reentrant use is not supported)."""
@@ -174,15 +181,14 @@ class SearchIndex:
         """What a result shows of the record at each of `rows`: a dict per row of `id`, the
         StoredDecision.summary fields and `reasons` (its reason types as a list when
         `reasons`, else None). New dicts, the caller's to extend; no StoredDecision built."""
-        columns = self.fields(rows, _SUMMARY_FIELDS)
-        found = [dict(zip(_SUMMARY_FIELDS, row, strict=True)) for row in zip(*columns, strict=True)]
+        ids, shown = self._ids, self._shown
         if reasons:
-            for summary, types in zip(found, self.fields(rows, ["reason_types"])[0], strict=True):
-                summary["reasons"] = list(types)
-        else:
-            for summary in found:
-                summary["reasons"] = None
-        return found
+            types = self._lists["reason_types"]
+            return [
+                dict(zip(_SHOWN_KEYS, (ids[r], *shown[r], list(types[r] or ())), strict=True))
+                for r in rows
+            ]
+        return [dict(zip(_SHOWN_KEYS, (ids[r], *shown[r], None), strict=True)) for r in rows]
 
     def fields(self, rows: Sequence[int], names: Sequence[str]) -> list[list[Any]]:
         """StoredDecision field `name` (not `record_json`) of each of `rows`, for each of
@@ -266,6 +272,7 @@ class SearchIndex:
         for key in _LIST_KEYS:
             self._lists[key].append(getattr(decision, key) or None)
         self._updated_at.append(decision.updated_at)
+        self._shown.append(_shown_of(decision))
 
     def _maybe_compact(self) -> None:
         dead = len(self._ids) - self.columns.alive_count
@@ -287,6 +294,7 @@ class SearchIndex:
         for key in _LIST_KEYS:
             self._lists[key] = [self._lists[key][r] for r in kept]
         self._updated_at = [self._updated_at[r] for r in kept]
+        self._shown = [self._shown[r] for r in kept]
         self._tags = TagIndex.of(_tag_set_of(self._lists["tags"][r]) for r in fresh.tolist())
 
     # -- reads (call under `reading()`, or let each method take the lock) --------------------
@@ -343,7 +351,7 @@ class SearchIndex:
             vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
         else:
             vectors = self._vectors.vectors(rows)
-        dots: npt.NDArray[np.float64] = np.asarray(vectors, np.float64) @ query.astype(np.float64)
+        dots: npt.NDArray[np.float64] = vectors.astype(np.float64) @ query.astype(np.float64)
         return dots
 
     def semantic_work(self, passing: int) -> int:
@@ -356,14 +364,22 @@ class SearchIndex:
         over all postings of each term)."""
         return self._bm25.work(analyze(query), self._generation)
 
-    def keyword(self, query: str, mask: BoolArray, k: int) -> list[Match]:
+    def keyword(
+        self,
+        query: str,
+        mask: BoolArray,
+        k: int,
+        passing: npt.NDArray[np.int64] | None = None,
+    ) -> list[Match]:
         """The `k` rows passing `mask` with the highest BM25 score for `query` (> 0).
 
         Ordered by score (rounded to 6 places) descending, then id. `distance` is NaN:
-        callers fill it with `distances`. [] when the query has no terms.
+        callers fill it with `distances`. [] when the query has no terms. `passing`, when
+        given, is `mask`'s true rows ascending (from `selection`).
         """
         alive = self.columns.alive
-        rows, scores = self._bm25.best(analyze(query), mask, alive, k, self._generation)
+        terms = analyze(query)
+        rows, scores = self._bm25.best(terms, mask, alive, k, self._generation, passing)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
 
@@ -442,7 +458,8 @@ def _near_best(
     kth = np.partition(dots, len(dots) - k)[len(dots) - k]
     if kth <= -1.0:
         return rows
-    return rows[np.flatnonzero(dots >= min(float(kth), 1.0) - error - 4 * REACH)]
+    near: npt.NDArray[np.int64] = rows[dots >= min(float(kth), 1.0) - error - 4 * REACH]
+    return near
 
 
 def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
@@ -452,6 +469,19 @@ def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]
     np.maximum(distances, 0.0, out=distances)
     np.minimum(distances, 2.0, out=distances)
     return distances
+
+
+def _shown_of(decision: StoredDecision) -> tuple[Any, ...]:
+    """`decision`'s SUMMARY_FIELDS values, in order, as its columns give them back
+    (confidence as a float, like the float64 column's)."""
+    return tuple(
+        _float_or_none(decision.confidence) if name == "confidence" else getattr(decision, name)
+        for name in SUMMARY_FIELDS
+    )
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _tag_set_of(tags: tuple[str, ...] | None) -> frozenset[str]:

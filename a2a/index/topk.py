@@ -40,8 +40,10 @@ def top_k(
         kth = np.partition(raw, k - 1)[k - 1]
         near = np.flatnonzero(raw <= kth + REACH)
         values, rows = values[near], rows[near]
-    rounded = np.round(values.astype(np.float64), DECIMALS)
-    keys = -rounded if descending else rounded
+    # The method, not np.round: its Python wrapper costs more than rounding ten values.
+    keys = values.astype(np.float64, copy=False).round(DECIMALS)
+    if descending:
+        np.negative(keys, out=keys)
     if len(keys) > k:
         kth = keys[np.argpartition(keys, k - 1)[k - 1]]
         better = np.flatnonzero(keys < kth)
@@ -50,11 +52,8 @@ def top_k(
             need = k - len(better)
             tied = np.asarray(heapq.nsmallest(need, tied.tolist(), key=lambda i: ids[int(rows[i])]))
         chosen = np.concatenate([better, tied]).astype(np.int64)
-    else:
-        chosen = np.arange(len(keys))
-    chosen_rows = rows[chosen].tolist()
-    ordered = sorted(
-        zip(keys[chosen].tolist(), (ids[r] for r in chosen_rows), chosen_rows, strict=True)
-    )
+        keys, rows = keys[chosen], rows[chosen]
+    chosen_rows: list[int] = rows.tolist()
+    ordered = sorted(zip(keys.tolist(), [ids[r] for r in chosen_rows], chosen_rows, strict=True))
     sign = -1.0 if descending else 1.0
     return [(row, sign * key + 0.0) for key, _, row in ordered]

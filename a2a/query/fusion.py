@@ -24,7 +24,7 @@ import heapq
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, get_args
+from typing import Any, Final, Literal, NamedTuple, Protocol, get_args
 
 #: Decimal places kept in fused scores; ties at this precision go by id.
 SCORE_DECIMALS: Final = 6
@@ -79,8 +79,7 @@ class FusionConfig:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class FusedHit:
+class FusedHit(NamedTuple):
     """One fused result and where it came from (ranks are 1-based; None = not retrieved).
 
     `semantic_score` and `keyword_score` are each ranking's weighted part of `score`
@@ -173,37 +172,39 @@ def fuse(
     Raises KeyError for an unknown method.
     """
     semantic_part, keyword_part = _parts(semantic, keyword, config)
+    # Each record's 0-based place in each ranking (dicts keep the rankings' order).
+    semantic_place = {record_id: at for at, record_id in enumerate(semantic_part)}
+    keyword_place = {record_id: at for at, record_id in enumerate(keyword_part)}
     scores = {
-        record_id: round(
-            semantic_part.get(record_id, 0.0) + keyword_part.get(record_id, 0.0),
-            SCORE_DECIMALS,
-        )
-        for record_id in semantic_part.keys() | keyword_part.keys()
+        record_id: round(part + keyword_part.get(record_id, 0.0), SCORE_DECIMALS)
+        for record_id, part in semantic_part.items()
     }
+    for record_id, part in keyword_part.items():
+        if record_id not in semantic_part:
+            scores[record_id] = round(0.0 + part, SCORE_DECIMALS)
     ranked = [(-score, record_id) for record_id, score in scores.items()]
     best = sorted(ranked) if limit is None else heapq.nsmallest(limit, ranked)
-    chosen = [record_id for _, record_id in best]
-    distance: dict[str, float] = {}
-    for hit in keyword:
-        if (value := getattr(hit, "distance", None)) is not None:
-            distance[hit.id] = value
-    distance.update({hit.id: hit.distance for hit in semantic})
-    bm25 = {hit.id: hit.score for hit in keyword}
-    semantic_rank = {hit.id: rank for rank, hit in enumerate(semantic, 1)}
-    keyword_rank = {hit.id: rank for rank, hit in enumerate(keyword, 1)}
-    return [
-        FusedHit(
-            id=record_id,
-            score=scores[record_id],
-            semantic_rank=semantic_rank.get(record_id),
-            keyword_rank=keyword_rank.get(record_id),
-            distance=distance.get(record_id),
-            bm25=bm25.get(record_id),
-            semantic_score=semantic_part.get(record_id, 0.0),
-            keyword_score=keyword_part.get(record_id, 0.0),
+    hits = []
+    for _, record_id in best:
+        semantic_at, keyword_at = semantic_place.get(record_id), keyword_place.get(record_id)
+        keyword_hit = None if keyword_at is None else keyword[keyword_at]
+        if semantic_at is not None:
+            distance: float | None = semantic[semantic_at].distance
+        else:
+            distance = getattr(keyword_hit, "distance", None)
+        hits.append(
+            FusedHit(
+                id=record_id,
+                score=scores[record_id],
+                semantic_rank=None if semantic_at is None else semantic_at + 1,
+                keyword_rank=None if keyword_at is None else keyword_at + 1,
+                distance=distance,
+                bm25=None if keyword_hit is None else keyword_hit.score,
+                semantic_score=semantic_part.get(record_id, 0.0),
+                keyword_score=keyword_part.get(record_id, 0.0),
+            )
         )
-        for record_id in chosen
-    ]
+    return hits
 
 
 def explain(hit: FusedHit, config: FusionConfig) -> dict[str, Any]:

@@ -5,11 +5,10 @@ The BM25 index itself lives in the search index (a2a.index.bm25), shared with ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class KeywordHit:
+class KeywordHit(NamedTuple):
     """A BM25 match: record id and its BM25 score (> 0, higher is better)."""
 
     id: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,11 +176,11 @@ class QueryService:
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
         mode = params.mode_or(self._default_mode)
         if max_distance is not None and mode != "semantic":
-            mask = index.within(vector, mask, max_distance)
+            mask, passing = index.within(vector, mask, max_distance), None
         if mode == "keyword":
-            return self._keyword(index, vector, mask, params)
+            return self._keyword(index, vector, mask, params, passing)
         if mode == "hybrid":
-            return self._fused(index, vector, mask, params)
+            return self._fused(index, vector, mask, params, passing)
         return self._semantic(index, vector, mask, params, max_distance, passing)
 
     def _semantic(
@@ -195,39 +195,47 @@ class QueryService:
         matches = index.semantic(vector, mask, params.limit, passing)
         if max_distance is not None:
             matches = [m for m in matches if m.distance <= max_distance]
-        shown = index.summaries([m.row for m in matches], params.include_reasons)
+        distances = [m.distance for m in matches]
         return _validated(
-            _completed(
-                summary,
-                distance=m.distance,
-                explain={"distance": m.distance} if params.explain else None,
-            )
-            for m, summary in zip(matches, shown, strict=True)
+            index.summaries([m.row for m in matches], params.include_reasons),
+            distances,
+            explains=[{"distance": d} for d in distances] if params.explain else None,
         )
 
     def _keyword(
-        self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        mask: BoolArray,
+        params: QueryDecisionsParams,
+        passing: npt.NDArray[np.int64] | None,
     ) -> list[DecisionSummary]:
-        matches = index.keyword(params.query, mask, params.limit)
+        matches = index.keyword(params.query, mask, params.limit, passing)
         rows = [m.row for m in matches]
-        shown = index.summaries(rows, params.include_reasons)
-        found = zip(matches, index.distances(vector, rows), shown, strict=True)
+        scores = [m.score for m in matches]
+        explains = None
+        if params.explain:
+            explains = [
+                {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
+            ]
         return _validated(
-            _completed(
-                summary,
-                distance=distance,
-                score=m.score,
-                explain={"bm25": m.score, "keywordRank": rank} if params.explain else None,
-            )
-            for rank, (m, distance, summary) in enumerate(found, 1)
+            index.summaries(rows, params.include_reasons),
+            index.distances(vector, rows),
+            scores,
+            explains,
         )
 
     def _fused(
-        self, index: SearchIndex, vector: np.ndarray, mask: BoolArray, params: QueryDecisionsParams
+        self,
+        index: SearchIndex,
+        vector: np.ndarray,
+        mask: BoolArray,
+        params: QueryDecisionsParams,
+        passing: npt.NDArray[np.int64] | None,
     ) -> list[DecisionSummary]:
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = index.semantic(vector, mask, depth)
-        keyword = index.keyword(params.query, mask, depth)
+        semantic = index.semantic(vector, mask, depth, passing)
+        keyword = index.keyword(params.query, mask, depth, passing)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(
             semantic,
@@ -237,42 +245,38 @@ class QueryService:
         )
         row_of = {m.id: m.row for m in [*semantic, *keyword]}
         rows = [row_of[hit.id] for hit in fused]
-        shown = index.summaries(rows, params.include_reasons)
-        found = zip(fused, index.distances(vector, rows), shown, strict=True)
+        distances = index.distances(vector, rows)
+        explains = None
+        if params.explain:
+            explains = [self._components(h, d) for h, d in zip(fused, distances, strict=True)]
         return _validated(
-            _completed(
-                summary,
-                distance=distance,
-                score=hit.score,
-                explain=self._components(hit, distance) if params.explain else None,
-            )
-            for hit, distance, summary in found
+            index.summaries(rows, params.include_reasons),
+            distances,
+            [hit.score for hit in fused],
+            explains,
         )
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
 
 
-def _completed(
-    summary: dict[str, Any],
-    *,
-    distance: float | None = None,
-    score: float | None = None,
-    explain: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """`summary` (SearchIndex.summaries) with the ranking's fields, in place."""
-    summary["distance"] = distance
-    summary["score"] = score
-    summary["explain"] = explain
-    return summary
-
-
 #: Validates a whole result list in one call (cheaper than a model per summary).
 _SUMMARIES = TypeAdapter(list[DecisionSummary])
 
 
-def _validated(summaries: Iterable[dict[str, Any]]) -> list[DecisionSummary]:
-    return _SUMMARIES.validate_python(list(summaries))
+def _validated(
+    shown: list[dict[str, Any]],
+    distances: Sequence[float],
+    scores: Sequence[float | None] | None = None,
+    explains: Sequence[dict[str, Any]] | None = None,
+) -> list[DecisionSummary]:
+    """`shown` (SearchIndex.summaries) with each result's distance, score and explain
+    (None where not given), as DecisionSummary models."""
+    for at, summary in enumerate(shown):
+        summary["distance"] = distances[at]
+        summary["score"] = None if scores is None else scores[at]
+        summary["explain"] = None if explains is None else explains[at]
+    return _SUMMARIES.validate_python(shown)
 
 
 __all__ = [

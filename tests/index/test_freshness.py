@@ -32,13 +32,16 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         "CSTP_EMBEDDING_MODEL": FAST,
         "CSTP_DATA_DIR": str(tmp_path / "unused"),
     }
-    _write(tmp_path / "first", [{"id": "a1", "title": "Adopt Postgres for billing"}])
-    assert cstp("index", str(tmp_path / "first"), env=env).returncode == 0
-    server = start_cstp(port, env)
     try:
-        yield f"http://127.0.0.1:{port}", env
+        _write(tmp_path / "first", [{"id": "a1", "title": "Adopt Postgres for billing"}])
+        indexed = cstp("index", str(tmp_path / "first"), env=env)
+        assert indexed.returncode == 0, indexed.stderr
+        server = start_cstp(port, env)
+        try:
+            yield f"http://127.0.0.1:{port}", env
+        finally:
+            stop(server)
     finally:
-        stop(server)
         stop(chroma)
 
 

@@ -103,3 +103,29 @@ def test_a_narrow_selection_keeps_its_rows_and_searches_as_the_mask_alone() -> N
             (f"r{r:03d}" for r in range(0, 400, 40)),
             key=lambda i: (round(1 - float(vectors[int(i[1:])] @ query), 6), i),
         )
+
+
+def test_keyword_search_given_the_passing_rows_answers_as_with_the_mask_alone() -> None:
+    """The passing rows a selection keeps spare BM25 two passes over the mask; the answer
+    is the same: rare rows only, by term frequency, the tie at the cut taken by id."""
+    vector = np.ones(4, dtype=np.float32) / 2
+    index = SearchIndex()
+    index.upsert(
+        [
+            IndexedRecord(
+                f"r{i:03d}",
+                StoredDecision(f"r{i:03d}", category="rare" if i % 40 == 0 else "common"),
+                vector,
+                " ".join(["alpha"] * (i % 7 + 1) + ["beta"]),
+            )
+            for i in range(400)
+        ]
+    )
+    with index.reading():
+        mask, rows = index.selection(QueryFilters.model_validate({"category": "rare"}))
+        assert rows is not None
+        given = index.keyword("alpha", mask, 5, rows)
+        alone = index.keyword("alpha", mask, 5)
+    assert [(m.id, m.row, m.score) for m in given] == [(m.id, m.row, m.score) for m in alone]
+    # term frequencies of the rare rows: r160 7, r040 and r320 6, r200 5, r080 and r360 4
+    assert [m.id for m in given] == ["r160", "r040", "r320", "r200", "r080"]

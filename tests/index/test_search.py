@@ -299,6 +299,37 @@ def test_summaries_show_what_each_record_holds_with_absent_fields_as_none() -> N
     assert with_reasons[0] == {**plain[1], "reasons": ["analysis", "pattern"]}
 
 
+def test_summaries_follow_their_records_through_updates_and_compaction() -> None:
+    """A result's shown fields are kept by row: updates tombstone rows, compaction
+    renumbers them, and every row still shows its own record's current fields."""
+    built = SearchIndex()
+    count = 2 * MIN_COMPACT
+    vectors = unit_vectors(count, 4, 3)
+
+    def version(n: int) -> list[IndexedRecord]:
+        return [
+            IndexedRecord(
+                f"r{i}",
+                StoredDecision(f"r{i}", title=f"v{n} r{i}", confidence=i / count),
+                vectors[i],
+                "",
+            )
+            for i in range(count)
+        ]
+
+    built.upsert(version(1))
+    # Each rewrite of half the records tombstones a third of the rows: compacted each time.
+    built.upsert(version(2)[::2])
+    built.upsert(version(3)[1::2])
+    with built.reading():
+        assert len(built) == count
+        shown = built.summaries(list(range(count)), reasons=False)
+    titles = {s["id"]: s["title"] for s in shown}
+    assert len(titles) == count
+    assert all(titles[f"r{i}"] == f"v{2 if i % 2 == 0 else 3} r{i}" for i in range(count))
+    assert shown[0]["confidence"] == int(shown[0]["id"][1:]) / count
+
+
 def test_a_row_shows_the_same_distance_in_every_mode_and_under_every_filter() -> None:
     """Reported: one record's distance was 0.323951 in semantic mode and 0.323952 in keyword
     and hybrid mode. The scan sums float32 products in an order that depends on how many
