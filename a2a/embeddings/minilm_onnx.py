@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.resources
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -41,20 +43,27 @@ class MiniLMOnnxEmbedder:
     """384-dim sentence embeddings: mean pooling over real tokens, then L2 normalisation.
 
     Runs on the CPU with onnxruntime; needs no network. Raises EmbeddingModelError at
-    construction when the model files are absent.
+    construction when the model files are absent. Thread-safe.
+
+    Each model call runs on `threads` threads (onnxruntime's intra-op threads), 1 by
+    default: a query is too small to split well, so concurrent callers (the service's
+    worker pool) each take a core instead. On the 2-core CI machine, 2 callers embed
+    416-428 queries/s this way against 292-346 with onnxruntime's default (a thread per
+    core, every call split over both); a lone query takes ~5 ms against ~3.4 ms.
+    `embed_documents` runs its batches on one thread per core for the same reason.
     """
 
     name = "all-minilm-l6-v2-int8"
     dimension = 384
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int = 1) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
         model_path, tokenizer_path = _model_files()
         options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads
+        self._cores = len(os.sched_getaffinity(0))
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )
@@ -65,10 +74,19 @@ class MiniLMOnnxEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         # Sorting by length before batching keeps padding small; order is restored after.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = [order[start : start + BATCH_SIZE] for start in range(0, len(order), BATCH_SIZE)]
+
+        def encoded(batch: list[int]) -> npt.NDArray[np.float32]:
+            return self._encode([texts[i] for i in batch])
+
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), BATCH_SIZE):
-            batch = order[start : start + BATCH_SIZE]
-            for i, row in zip(batch, self._encode([texts[i] for i in batch]), strict=True):
+        if len(batches) > 1 and self._cores > 1:
+            with ThreadPoolExecutor(self._cores, thread_name_prefix="cstp-minilm") as pool:
+                rows = list(pool.map(encoded, batches))
+        else:
+            rows = [encoded(batch) for batch in batches]
+        for batch, batch_rows in zip(batches, rows, strict=True):
+            for i, row in zip(batch, batch_rows, strict=True):
                 vectors[i] = row.tolist()
         return vectors
 
