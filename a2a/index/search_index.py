@@ -16,7 +16,7 @@ from a2a.index.columns import BoolArray, FilterColumns
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
-from a2a.index.tokens import analyze
+from a2a.index.tokens import analyze, analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
@@ -362,7 +362,7 @@ class SearchIndex:
         """Entries `keyword(query, ...)` touches at most; None when the BM25 statistics are
         not computed since the last write (then it first makes a pass over every row, and
         over all postings of each term)."""
-        return self._bm25.work(analyze(query), self._generation)
+        return self._bm25.work(analyze_query(query), self._generation)
 
     def keyword(
         self,
@@ -378,7 +378,7 @@ class SearchIndex:
         given, is `mask`'s true rows ascending (from `selection`).
         """
         alive = self.columns.alive
-        terms = analyze(query)
+        terms = analyze_query(query)
         rows, scores = self._bm25.best(terms, mask, alive, k, self._generation, passing)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]

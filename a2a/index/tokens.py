@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Sequence
@@ -13,6 +14,8 @@ from bm25s.stopwords import STOPWORDS_EN
 #: bm25s' default token pattern (scikit-learn's CountVectorizer): runs of 2+ word characters.
 _WORD: Final = re.compile(r"(?u)\b\w\w+\b")
 _STOPWORDS: Final = frozenset(STOPWORDS_EN)
+#: Query texts whose terms `analyze_query` keeps (a few hundred bytes each).
+QUERIES_KEPT: Final = 1024
 # PyStemmer's Stemmer keeps state while stemming and is not safe to share across threads.
 _local = threading.local()
 
@@ -32,6 +35,14 @@ def analyze(text: str) -> list[str]:
     """
     words = [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
     return list(_stemmer().stemWords(words)) if words else []
+
+
+@functools.lru_cache(maxsize=QUERIES_KEPT)
+def analyze_query(text: str) -> tuple[str, ...]:
+    """`analyze(text)` as a tuple, kept for the QUERIES_KEPT most recent texts: a query is
+    analysed for its work estimate (a2a.query.service) and again by its search, and agents
+    repeat queries. Thread-safe (functools.lru_cache)."""
+    return tuple(analyze(text))
 
 
 def analyze_all(texts: Sequence[str]) -> list[list[str]]:

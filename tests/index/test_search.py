@@ -14,7 +14,7 @@ import Stemmer
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
-from a2a.index.tokens import analyze
+from a2a.index.tokens import analyze, analyze_query
 from a2a.index.vectors import GATHER_BELOW
 from a2a.query.params import QueryFilters
 from a2a.store.metadata import decode
@@ -357,3 +357,11 @@ def test_a_row_shows_the_same_distance_in_every_mode_and_under_every_filter() ->
             scanned = np.round(1 - (vectors @ query).astype(np.float64), 6)
             differing += int(np.count_nonzero(scanned != exact))
     assert differing > 0  # the float32 scan does disagree with the exact sum on some rows
+
+
+def test_a_query_is_analysed_once_and_gives_the_terms_of_a_document() -> None:
+    """The work estimate and the search share one analysis of a query text (a cache)."""
+    text = "Migrating the Billing queues to Kafka's streams"
+    first = analyze_query(text)
+    assert first == tuple(analyze(text)) == ("migrat", "bill", "queue", "kafka", "stream")
+    assert analyze_query(text) is first
