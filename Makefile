@@ -33,7 +33,8 @@ format: install
 
 # Smoke-test a running instance: make smoke URL=http://127.0.0.1:8000 TOKEN=...
 smoke:
-	scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
+	@echo "scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000)$(if $(TOKEN), <TOKEN>,)"
+	@scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
 
 eval: install
 	$(BIN)/cstp eval ../shared/data/adr ../shared/data/queries-dev.jsonl

@@ -23,6 +23,7 @@ command -v jq >/dev/null 2>&1 && HAVE_JQ=yes
 BODY=$(mktemp)
 trap 'rm -f "$BODY"' EXIT
 FAILED=0
+SAW_401=no
 
 # post JSON [auth|noauth] -> HTTP status on stdout, response body in $BODY
 post() {
@@ -71,6 +72,7 @@ report() {
 # check NAME JSON EXPECTED_STATUS EXPECTED_ANSWER [auth|noauth]
 check() {
     status=$(post "$2" "${5:-auth}") || status="no answer"
+    [ "$status" = 401 ] && SAW_401=yes
     if [ "$status" != "$3" ]; then
         report "$1" "HTTP $3" "HTTP $status"
         return
@@ -114,6 +116,9 @@ fi
 
 if [ "$FAILED" -ne 0 ]; then
     echo "smoke: FAILED against $BASE_URL"
+    if [ -z "$TOKEN" ] && [ "$SAW_401" = yes ]; then
+        echo "smoke: the server asks for a token (HTTP 401): pass one, make smoke TOKEN=..." >&2
+    fi
     exit 1
 fi
 echo "smoke: all checks passed against $BASE_URL"

@@ -85,5 +85,13 @@ def test_wrong_token_fails_the_run_with_one_line_per_failed_check(server: str) -
     assert len(failed) == 6  # every call that needs the token; health and 401 still pass
 
 
+def test_no_token_against_a_server_that_wants_one_says_so(server: str) -> None:
+    result = smoke(server)
+    assert result.returncode == 1
+    assert "FAIL  query: expected HTTP 200, got HTTP 401" in result.stdout
+    assert "the server asks for a token (HTTP 401): pass one" in result.stderr
+    assert "asks for a token" not in smoke(server, "not-the-token").stderr  # a token was given
+
+
 def test_usage_error_exits_2() -> None:
     assert smoke().returncode == 2
