@@ -39,6 +39,13 @@ def _model_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
+def _cores() -> int:
+    """The cores this process may run on (all of them where the OS cannot say)."""
+    if hasattr(os, "sched_getaffinity"):  # Linux
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class MiniLMOnnxEmbedder:
     """384-dim sentence embeddings: mean pooling over real tokens, then L2 normalisation.
 
@@ -63,7 +70,7 @@ class MiniLMOnnxEmbedder:
         model_path, tokenizer_path = _model_files()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
-        self._cores = len(os.sched_getaffinity(0))
+        self._cores = _cores()
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )

@@ -351,7 +351,7 @@ class SearchIndex:
             vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
         else:
             vectors = self._vectors.vectors(rows)
-        dots: npt.NDArray[np.float64] = vectors.astype(np.float64) @ query.astype(np.float64)
+        dots: npt.NDArray[np.float64] = np.asarray(vectors, np.float64) @ query.astype(np.float64)
         return dots
 
     def semantic_work(self, passing: int) -> int:

@@ -132,8 +132,8 @@ class VectorMatrix:
 
     def vectors(self, owner_rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The float32 vector of each owner row (its first vector row)."""
-        if self._identity and self._matrix is not None:
-            return np.asarray(self._matrix[owner_rows], dtype=np.float32)
+        if self._identity:
+            return np.asarray(self.matrix[owner_rows], dtype=np.float32)
         where = np.searchsorted(self.owner, owner_rows) if self._sorted_owner() else None
         if where is None:
             lookup = {int(o): i for i, o in enumerate(self.owner)}

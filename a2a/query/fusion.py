@@ -172,9 +172,9 @@ def fuse(
     Raises KeyError for an unknown method.
     """
     semantic_part, keyword_part = _parts(semantic, keyword, config)
-    # Each record's 0-based place in each ranking (dicts keep the rankings' order).
-    semantic_place = {record_id: at for at, record_id in enumerate(semantic_part)}
-    keyword_place = {record_id: at for at, record_id in enumerate(keyword_part)}
+    # Each record's 0-based place in each ranking (a repeated id: its last, as in the parts).
+    semantic_place = {hit.id: at for at, hit in enumerate(semantic)}
+    keyword_place = {hit.id: at for at, hit in enumerate(keyword)}
     scores = {
         record_id: round(part + keyword_part.get(record_id, 0.0), SCORE_DECIMALS)
         for record_id, part in semantic_part.items()

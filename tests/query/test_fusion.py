@@ -153,6 +153,18 @@ def test_keyword_hit_distance_fills_in_when_semantic_ranking_lacks_the_record() 
     assert fused["c"].distance == 0.6  # the semantic ranking's own distance wins
 
 
+def test_a_repeated_id_takes_its_last_hit_and_leaves_the_others_theirs() -> None:
+    """Outside the contract (rankings hold an id once), but never another record's values:
+    a break-it pass found a repeat shifting every later record onto its neighbour's hit."""
+    keyword = [Kw("a", 5.0), Kw("a", 3.0), Kw("b", 1.0)]
+    semantic = [Sem("x", 0.1), Sem("x", 0.2), Sem("y", 0.3)]
+    fused = {h.id: h for h in fuse(semantic, keyword, FusionConfig())}
+    assert (fused["a"].keyword_rank, fused["a"].bm25) == (2, 3.0)
+    assert (fused["b"].keyword_rank, fused["b"].bm25) == (3, 1.0)
+    assert (fused["x"].semantic_rank, fused["x"].distance) == (2, 0.2)
+    assert (fused["y"].semantic_rank, fused["y"].distance) == (3, 0.3)
+
+
 def test_reciprocal_rank_fusion_is_fuse_with_rrf() -> None:
     old = reciprocal_rank_fusion(SEMANTIC, KEYWORD, k=20, keyword_weight=2.0)
     assert old == fuse(SEMANTIC, KEYWORD, FusionConfig("rrf", 20, 1.0, 2.0))
