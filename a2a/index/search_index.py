@@ -358,6 +358,13 @@ class SearchIndex:
         """Multiply-adds of `semantic` (or `within`) when `passing` rows pass the mask."""
         return self._vectors.work(passing)
 
+    def warm(self) -> None:
+        """Compute BM25's statistics for the current rows now, rather than at the next
+        keyword or hybrid query (which then also qualifies for the event loop at once:
+        a2a.query.service). A pass over every row; takes the read lock."""
+        with self.reading():
+            self._bm25.prepare(self.columns.alive, self._generation)
+
     def keyword_work(self, query: str) -> int | None:
         """Entries `keyword(query, ...)` touches at most; None when the BM25 statistics are
         not computed since the last write (then it first makes a pass over every row, and

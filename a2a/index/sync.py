@@ -207,6 +207,9 @@ class LiveIndex:
         with _collector_paused():
             for page in self._store.pages(documents=True, embeddings=True, readers=READERS):
                 self.index.upsert(_records(page))
+        # Here, not at the first keyword query: the first queries after a start, which a
+        # replica joining a load balancer gets at once, then cost what later ones do.
+        self.index.warm()
         self._revision, self._watermark_ms = revision, start_ms - self._margin_ms
         log.info(
             "search index loaded: %d records in %.1f s",

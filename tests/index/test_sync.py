@@ -88,6 +88,16 @@ async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
     store.close()
 
 
+async def test_a_loaded_index_has_its_keyword_statistics_before_any_query(
+    tmp_path: Path,
+) -> None:
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="warm", embedding_model="t")
+    write(store, SAMPLE[:3])
+    index = await LiveIndex(store).current()
+    assert index.keyword_work("kafka") is not None  # None: computed at the first query
+    store.close()
+
+
 async def test_the_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
     store = ChromaDecisionStore(data_dir=tmp_path, collection="collector", embedding_model="t")
     write(store, SAMPLE[:3])
