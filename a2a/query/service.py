@@ -181,7 +181,7 @@ class QueryService:
             return self._keyword(index, vector, mask, params, passing)
         if mode == "hybrid":
             return self._fused(index, vector, mask, params, passing)
-        return self._semantic(index, vector, mask, params, max_distance, passing)
+        return self._semantic(index, vector, mask, params, passing)
 
     def _semantic(
         self,
@@ -189,12 +189,11 @@ class QueryService:
         vector: np.ndarray,
         mask: BoolArray,
         params: QueryDecisionsParams,
-        max_distance: float | None,
         passing: npt.NDArray[np.int64] | None,
     ) -> list[DecisionSummary]:
         matches = index.semantic(vector, mask, params.limit, passing)
-        if max_distance is not None:
-            matches = [m for m in matches if m.distance <= max_distance]
+        if params.max_distance is not None:
+            matches = [m for m in matches if m.distance <= params.max_distance]
         distances = [m.distance for m in matches]
         return _validated(
             index.summaries([m.row for m in matches], params.include_reasons),
