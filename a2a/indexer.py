@@ -29,7 +29,8 @@ BATCH_SIZE = 5000
 #: model in this process (no child start-up: ~1-3 s).
 MODEL_PROCESS_MIN_RECORDS = 10_000
 
-Vectors = Sequence[Sequence[float]] | npt.NDArray[np.float32]
+#: One float32 row per embedded text.
+Vectors = npt.NDArray[np.float32]
 
 
 @dataclass
@@ -120,12 +121,14 @@ class Indexer:
     ) -> None:
         """Embed and upsert new and changed records in batches; `progress(n)` after each.
 
-        The embedding of batch i+1 overlaps the Chroma write of batch i (one writer
-        thread; the model in a child process for large runs, see `model_process_min`, since
-        Chroma's write holds the GIL). `stop()` is asked before each batch: when true, the
-        run ends once the write in flight is done, with `summary.interrupted` set, so a
-        batch is either written whole or not started, and the summary counts only what
-        was written.
+        The model embeds batch i+1 while this thread writes batch i to Chroma: the next
+        batch is read and compared (content hashes, reviews) and handed to the model first,
+        since Chroma's embedded write holds the GIL and no Python code here runs during it.
+        For large runs the model is in a child process (see `model_process_min`), else on
+        a thread here. `stop()` is asked before each batch is read and after each write:
+        when true, the run ends there with `summary.interrupted` set, so a batch is either
+        written whole or not started (an embedded batch not yet written is dropped), and
+        the summary counts only what was written.
         Raises StoreUnavailable when Chroma fails, and what the model raises.
         """
         size = self._batch_size
@@ -133,46 +136,51 @@ class Indexer:
             size = min(size, self._store.max_batch_size())
         with ExitStack() as stack:
             embed = self._embedding(len(records), stack)
-            pool = stack.enter_context(
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-write")
-            )
-            in_flight: Future[None] | None = None
-            try:
-                for start in range(0, len(records), size):
+            waiting: _Batch | None = None
+            for start in range(0, len(records), size):
+                if stop is not None and stop():
+                    summary.interrupted = True
+                    return
+                batch = self._read(records[start : start + size], embed)
+                if waiting is not None:
+                    self._write_batch(waiting, summary, progress)
                     if stop is not None and stop():
                         summary.interrupted = True
                         return
-                    batch = records[start : start + size]
-                    stored = self._store.content_hashes([r.id for r in batch])
-                    changed = keep_reviews(self._store, _changed(batch, stored))
-                    documents = [r.embedding_text() for r in changed]
-                    vectors = embed(documents) if changed else []
-                    if in_flight is not None:
-                        in_flight.result()
-                    # Asked again once the last write is done: a stop heard during it ends
-                    # the run before this batch is written (its embedding is dropped).
-                    if stop is not None and stop():
-                        summary.interrupted = True
-                        return
-                    written = _Batch(batch, changed, stored, vectors)
-                    in_flight = pool.submit(self._write_batch, written, summary, progress)
-            finally:
-                if in_flight is not None:
-                    in_flight.result()
+                waiting = batch
+            if waiting is not None:
+                self._write_batch(waiting, summary, progress)
 
-    def _embedding(self, count: int, stack: ExitStack) -> Callable[[list[str]], Vectors]:
-        """The embedding function of a write of `count` records: the model in a child
-        process (closed with `stack`) when the run is large enough, else the embedder."""
+    def _embedding(self, count: int, stack: ExitStack) -> Callable[[list[str]], Future[Vectors]]:
+        """The embedding function of a write of `count` records, started at once: the model
+        in a child process (closed with `stack`) when the run is large enough, else the
+        embedder on a thread of its own."""
         minimum, name = self._model_process_min, self._embedder.name
         if minimum is None or count < minimum or name not in MODELS:
-            return self._embedder.embed_documents
-        return stack.enter_context(ModelProcess(name)).embed
+            pool = stack.enter_context(
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-embed")
+            )
+            return lambda texts: pool.submit(self._embed_here, texts)
+        return stack.enter_context(ModelProcess(name)).submit
+
+    def _embed_here(self, texts: list[str]) -> Vectors:
+        return np.asarray(self._embedder.embed_documents(texts), dtype=np.float32)
+
+    def _read(
+        self, records: Sequence[DecisionRecord], embed: Callable[[list[str]], Future[Vectors]]
+    ) -> _Batch:
+        """A batch compared with the store (changed records keep their reviews), its
+        changed records handed to the model."""
+        stored = self._store.content_hashes([r.id for r in records])
+        changed = keep_reviews(self._store, _changed(records, stored))
+        vectors = embed([r.embedding_text() for r in changed]) if changed else None
+        return _Batch(records, changed, stored, vectors)
 
     def _write_batch(
         self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None
     ) -> None:
-        if job.changed:
-            self._store.upsert(job.changed, job.vectors)
+        if job.vectors is not None:
+            self._store.upsert(job.changed, job.vectors.result())
         summary.unchanged += len(job.records) - len(job.changed)
         summary.updated += sum(1 for r in job.changed if r.id in job.stored)
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)
@@ -193,9 +201,10 @@ def _changed(batch: Sequence[DecisionRecord], stored: dict[str, str]) -> list[De
 
 @dataclass(frozen=True)
 class _Batch:
-    """One batch on its way to Chroma: all its records, the changed ones, their vectors."""
+    """One batch on its way to Chroma: all its records, the changed ones, their vectors
+    being computed (None when nothing changed)."""
 
     records: Sequence[DecisionRecord]
     changed: Sequence[DecisionRecord]
     stored: dict[str, str]
-    vectors: Vectors
+    vectors: Future[Vectors] | None

@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     collection: str = Field(default="decisions", min_length=3, max_length=63)
     embedding_model: str = DEFAULT_MODEL
     chroma_timeout_seconds: PositiveSeconds = 10.0
+    #: Embedded Chroma's own threads on one CPU core (a2a.store.affinity: its writes cost
+    #: half as much); no effect on a Chroma server.
+    chroma_single_core: bool = True
     index_on_start: list[Path] = Field(default_factory=list)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_batch_size: int = Field(default=50, ge=1)

@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 
@@ -42,6 +42,27 @@ class ModelProcess:
             initargs=(os.getpid(),),
         )
 
+    def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
+        """`embed(texts)` started now, while the caller goes on; its future.
+
+        The future raises what `embed` raises.
+        """
+        embedded: Future[npt.NDArray[np.float32]] = Future()
+
+        def settle(call: Future[npt.NDArray[np.float32]]) -> None:
+            try:
+                embedded.set_result(call.result())
+            except BrokenProcessPool as error:
+                embedded.set_exception(self._died(error))
+            except BaseException as error:
+                embedded.set_exception(error)
+
+        try:
+            self._pool.submit(_embed, self.name, list(texts)).add_done_callback(settle)
+        except BrokenProcessPool as error:
+            raise self._died(error) from error
+        return embedded
+
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One L2-normalised vector per text: float32, len(texts) x the model's dimension.
 
@@ -49,12 +70,14 @@ class ModelProcess:
         when it cannot load), and EmbeddingModelError when the child died (killed, out of
         memory): `cstp index` then exits 3, having stored the batches written before.
         """
-        try:
-            return self._pool.submit(_embed, self.name, list(texts)).result()
-        except BrokenProcessPool as error:
-            raise EmbeddingModelError(
-                f"the process running the embedding model {self.name!r} ended abruptly"
-            ) from error
+        return self.submit(texts).result()
+
+    def _died(self, error: BrokenProcessPool) -> EmbeddingModelError:
+        died = EmbeddingModelError(
+            f"the process running the embedding model {self.name!r} ended abruptly"
+        )
+        died.__cause__ = error
+        return died
 
     def close(self) -> None:
         """Wait for the call in flight, if any, then end the child."""

@@ -20,6 +20,7 @@ def open_store(settings: Settings) -> ChromaDecisionStore:
         data_dir=None if server_url else settings.data_dir / "chroma",
         server_url=server_url,
         timeout_seconds=settings.chroma_timeout_seconds,
+        single_core=settings.chroma_single_core,
     )
 
 

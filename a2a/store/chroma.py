@@ -25,6 +25,7 @@ from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
+from a2a.store.affinity import pin_chroma_threads
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.store.metadata import (
     OPTIONAL_KEYS,
@@ -136,7 +137,13 @@ class ChromaDecisionStore:
         data_dir: Path | None = None,
         server_url: str | None = None,
         timeout_seconds: float = 10.0,
+        single_core: bool = True,
     ) -> None:
+        """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
+
+        `single_core`: pin embedded Chroma's own threads to one CPU core once its client is
+        open (a2a.store.affinity: its writes cost half as much); no effect on a server.
+        """
         if (data_dir is None) == (server_url is None):
             raise ValueError("give exactly one of data_dir (embedded) or server_url")
         self.collection_name = collection
@@ -144,6 +151,7 @@ class ChromaDecisionStore:
         self._data_dir = data_dir
         self._server_url = server_url
         self._timeout = timeout_seconds
+        self._single_core = single_core
         self._client: Any = None
         self._collection: Any = None
         self._max_batch: int | None = None
@@ -481,7 +489,10 @@ class ChromaDecisionStore:
         settings = ChromaSettings(anonymized_telemetry=False)
         if self._data_dir is not None:
             self._data_dir.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(self._data_dir), settings=settings)
+            embedded = chromadb.PersistentClient(path=str(self._data_dir), settings=settings)
+            if self._single_core:
+                pin_chroma_threads()
+            return embedded
         url = urlsplit(str(self._server_url))
         try:
             client = chromadb.HttpClient(

@@ -1,0 +1,97 @@
+"""`cstp index`'s pipeline: the model embeds the next batch while Chroma writes this one."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2a.embeddings import Embedder, load_embedder
+from a2a.embeddings.child import ModelProcess
+from a2a.indexer import Indexer, IndexSummary
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore, StoredDecision
+
+FAST = "wordllama-l2-supercat-256"
+BATCH = 4
+
+
+def records(n: int) -> list[DecisionRecord]:
+    return [DecisionRecord(id=f"r{i:04d}", title=f"Decision {i} on caching") for i in range(n)]
+
+
+class WaitingStore(ChromaDecisionStore):
+    """The embedded store, whose first write waits until the second batch is embedding."""
+
+    def __init__(self, second_batch: threading.Event, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.second_batch = second_batch
+        self.seen_during_first_write: bool | None = None
+
+    def upsert(
+        self, records: Sequence[DecisionRecord], embeddings: Any, **kwargs: Any
+    ) -> list[StoredDecision]:
+        if self.seen_during_first_write is None:
+            self.seen_during_first_write = self.second_batch.wait(timeout=20)
+        return super().upsert(records, embeddings, **kwargs)
+
+
+class Told:
+    """Sets `event` when asked to embed a text of record r0004 (the second batch's first)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def saw(self, texts: Sequence[str]) -> None:
+        if any(text.startswith("Decision 4 ") for text in texts):
+            self.event.set()
+
+
+class TellingEmbedder:
+    """The fast model here, telling when it is given the second batch."""
+
+    def __init__(self, inner: Embedder, told: Told) -> None:
+        self.inner, self.told = inner, told
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.told.saw(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+@pytest.mark.parametrize("where", ["here", "child"])
+def test_the_next_batch_is_embedding_while_this_one_is_written(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    second_batch = threading.Event()
+    told = Told(second_batch)
+    store = WaitingStore(
+        second_batch, data_dir=tmp_path, collection="pipeline", embedding_model=FAST
+    )
+    if where == "child":
+        handed = ModelProcess.submit
+
+        def submit(model: ModelProcess, texts: Sequence[str]) -> Any:
+            told.saw(texts)
+            return handed(model, texts)
+
+        monkeypatch.setattr(ModelProcess, "submit", submit)
+        embedder: Any = load_embedder(FAST)
+    else:
+        embedder = TellingEmbedder(load_embedder(FAST), told)
+    summary = IndexSummary()
+    indexer = Indexer(store, embedder, BATCH, model_process_min=0 if where == "child" else None)
+    indexer.write(records(3 * BATCH), summary)
+    assert store.seen_during_first_write is True
+    assert (summary.new, store.count()) == (3 * BATCH, 3 * BATCH)
+    (page,) = store.pages(ids=["r0009"], embeddings=True)
+    assert page.embeddings is not None
+    assert page.embeddings[0] == pytest.approx(
+        load_embedder(FAST).embed_documents(["Decision 9 on caching"])[0], abs=1e-6
+    )
