@@ -246,7 +246,7 @@ def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     with stop_on_signals(_say_stopping) as stop:
         try:
             summary = _run_index(runtime, paths, stop)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
     if summary.interrupted:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import numpy.typing as npt
 
 from a2a.decisions.reviews import keep_reviews
 from a2a.embeddings import MODELS, Embedder
+from a2a.embeddings.background import ModelThread
 from a2a.embeddings.child import ModelProcess
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
@@ -127,54 +127,61 @@ class Indexer:
         For large runs the model is in a child process (see `model_process_min`), else on
         a thread here. `stop()` is asked before each batch is read and after each write:
         when true, the run ends there with `summary.interrupted` set, so a batch is either
-        written whole or not started (an embedded batch not yet written is dropped), and
-        the summary counts only what was written.
+        written whole or not started, and the summary counts only what was written. A
+        stop or an error does not wait for the model: the batch it is embedding is dropped.
         Raises StoreUnavailable when Chroma fails, and what the model raises.
         """
         size = self._batch_size
         if records:
             size = min(size, self._store.max_batch_size())
-        with ExitStack() as stack:
-            embed = self._embedding(len(records), stack)
-            waiting: _Batch | None = None
-            for start in range(0, len(records), size):
+        with self._model(len(records)) as model:
+            try:
+                self._pipeline(records, size, model, summary, progress, stop)
+            except BaseException:
+                model.abandon()
+                raise
+            if summary.interrupted:
+                model.abandon()
+
+    def _pipeline(
+        self,
+        records: Sequence[DecisionRecord],
+        size: int,
+        model: ModelThread | ModelProcess,
+        summary: IndexSummary,
+        progress: Callable[[int], None] | None,
+        stop: Callable[[], bool] | None,
+    ) -> None:
+        waiting: _Batch | None = None
+        for start in range(0, len(records), size):
+            if stop is not None and stop():
+                summary.interrupted = True
+                return
+            batch = self._read(records[start : start + size], model)
+            if waiting is not None:
+                self._write_batch(waiting, summary, progress)
                 if stop is not None and stop():
                     summary.interrupted = True
                     return
-                batch = self._read(records[start : start + size], embed)
-                if waiting is not None:
-                    self._write_batch(waiting, summary, progress)
-                    if stop is not None and stop():
-                        summary.interrupted = True
-                        return
-                waiting = batch
-            if waiting is not None:
-                self._write_batch(waiting, summary, progress)
+            waiting = batch
+        if waiting is not None:
+            self._write_batch(waiting, summary, progress)
 
-    def _embedding(self, count: int, stack: ExitStack) -> Callable[[list[str]], Future[Vectors]]:
-        """The embedding function of a write of `count` records, started at once: the model
-        in a child process (closed with `stack`) when the run is large enough, else the
-        embedder on a thread of its own."""
+    def _model(self, count: int) -> ModelThread | ModelProcess:
+        """The model of a write of `count` records: in a child process when the run is
+        large enough (see `model_process_min`), else the embedder on a thread here."""
         minimum, name = self._model_process_min, self._embedder.name
         if minimum is None or count < minimum or name not in MODELS:
-            pool = stack.enter_context(
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-index-embed")
-            )
-            return lambda texts: pool.submit(self._embed_here, texts)
-        return stack.enter_context(ModelProcess(name)).submit
+            return ModelThread(self._embedder)
+        return ModelProcess(name)
 
-    def _embed_here(self, texts: list[str]) -> Vectors:
-        return np.asarray(self._embedder.embed_documents(texts), dtype=np.float32)
-
-    def _read(
-        self, records: Sequence[DecisionRecord], embed: Callable[[list[str]], Future[Vectors]]
-    ) -> _Batch:
+    def _read(self, records: Sequence[DecisionRecord], model: ModelThread | ModelProcess) -> _Batch:
         """A batch compared with the store (changed records keep their reviews), its
         changed records handed to the model."""
         stored = self._store.content_hashes([r.id for r in records])
         changed = keep_reviews(self._store, _changed(records, stored))
-        vectors = embed([r.embedding_text() for r in changed]) if changed else None
-        return _Batch(records, changed, stored, vectors)
+        texts = [r.embedding_text() for r in changed]
+        return _Batch(records, changed, stored, model.submit(texts) if changed else None)
 
     def _write_batch(
         self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None

@@ -95,3 +95,50 @@ def test_the_next_batch_is_embedding_while_this_one_is_written(
     assert page.embeddings[0] == pytest.approx(
         load_embedder(FAST).embed_documents(["Decision 9 on caching"])[0], abs=1e-6
     )
+
+
+class HeldEmbedder:
+    """The fast model; its second call waits (at most 30 s) until `release` is set."""
+
+    def __init__(self) -> None:
+        self.inner = load_embedder(FAST)
+        self.name, self.dimension = self.inner.name, self.inner.dimension
+        self.calls, self.release, self.finished = 0, threading.Event(), threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == 2:
+            self.release.wait(timeout=30)
+            self.finished.set()
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+def test_a_stop_does_not_wait_for_the_batch_the_model_is_embedding(tmp_path: Path) -> None:
+    """Reported: a stop waited for the next batch's embedding, then dropped it (with
+    MiniLM and batches of 5,000, minutes before `cstp index` answered SIGTERM)."""
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="pipeline", embedding_model=FAST)
+    embedder = HeldEmbedder()
+    summary, stopped = IndexSummary(), threading.Event()
+    try:
+        Indexer(store, embedder, BATCH).write(  # type: ignore[arg-type]
+            records(3 * BATCH), summary, lambda n: stopped.set(), stop=stopped.is_set
+        )
+        assert not embedder.finished.is_set()  # returned while batch 2 was still embedding
+    finally:
+        embedder.release.set()
+    assert summary.interrupted and (summary.new, store.count()) == (BATCH, BATCH)
+
+
+def test_an_abandoned_model_process_ends_at_once_and_cancels_what_waits() -> None:
+    model = ModelProcess(FAST)
+    first = model.submit(["loading the model takes the child a while"])
+    second = model.submit(["never embedded"])
+    children = list(model._pool._processes.values())  # type: ignore[union-attr]
+    model.abandon()
+    assert children and not any(child.is_alive() for child in children)
+    assert second.cancelled() or isinstance(second.exception(timeout=10), Exception)
+    assert first.done() or first.exception(timeout=10) is not None
+    model.close()

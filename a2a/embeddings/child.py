@@ -41,6 +41,7 @@ class ModelProcess:
             initializer=_ignore_stop_signals,
             initargs=(os.getpid(),),
         )
+        self._abandoned = False
 
     def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
         """`embed(texts)` started now, while the caller goes on; its future.
@@ -79,9 +80,23 @@ class ModelProcess:
         died.__cause__ = error
         return died
 
+    def abandon(self) -> None:
+        """Cancel the batches not started and end the child at once, without waiting for
+        the batch in flight (SIGKILL: the child ignores SIGTERM, and holds nothing of ours)."""
+        self._abandoned = True
+        # ProcessPoolExecutor has no public way to end a busy worker (before Python 3.14),
+        # and forgets its processes on shutdown: take them first.
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        for process in processes:
+            process.join(timeout=KILL_WAIT_SECONDS)  # SIGKILL: milliseconds
+
     def close(self) -> None:
-        """Wait for the call in flight, if any, then end the child."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Wait for the call in flight, if any, then end the child (at once when abandoned)."""
+        self._pool.shutdown(wait=not self._abandoned, cancel_futures=True)
 
     def __enter__(self) -> ModelProcess:
         return self
@@ -95,6 +110,8 @@ class ModelProcess:
         self.close()
 
 
+#: Seconds `abandon` waits for a killed child to be gone.
+KILL_WAIT_SECONDS = 5.0
 #: Seconds between the child's checks that its parent is still alive.
 PARENT_CHECK_SECONDS = 0.5
 

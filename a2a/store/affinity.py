@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -24,31 +25,44 @@ log = logging.getLogger(__name__)
 #: runtime's workers and its sqlx SQLite connections' workers.
 CHROMA_THREADS = ("tokio-rt-worker", "sqlx-sqlite-wor")
 _TASKS = Path("/proc/self/task")
+#: Threads (ids) an earlier call looked at; ids of ended threads are dropped.
+_SEEN: set[int] = set()
+_LOCK = threading.Lock()
 
 
 def pin_chroma_threads() -> int | None:
     """Restrict each thread of this process named in CHROMA_THREADS to one CPU core.
 
-    The core is the highest one the calling thread may run on. Threads Chroma starts later
-    from a pinned thread inherit its core; a client that starts a new runtime is covered by
-    calling this again (it is idempotent). Returns the core, or None when nothing was pinned:
-    not Linux, fewer than 2 cores allowed, or no such thread. Never raises: a thread that
-    ends during the walk, or a core the kernel refuses, is skipped.
+    The core is the highest one the calling thread may run on. Threads Chroma starts from
+    a pinned thread inherit its core; those it starts from one of our threads (a new
+    SQLite connection for a concurrent call, a new client's runtime) are pinned by the
+    next call. Only threads not seen by an earlier call are looked at, so a call costs
+    one listing of /proc/self/task when nothing is new. Returns the core, or None when
+    pinning does not apply (not Linux, fewer than 2 cores allowed). Never raises: a
+    thread that ends during the walk, or a core the kernel refuses, is skipped.
     """
     if not hasattr(os, "sched_setaffinity") or not _TASKS.is_dir():
         return None
     allowed = os.sched_getaffinity(0)
     if len(allowed) < 2:
         return None
-    core, pinned = max(allowed), 0
-    for task in _TASKS.iterdir():
-        try:
-            if (task / "comm").read_text().strip().startswith(CHROMA_THREADS):
-                os.sched_setaffinity(int(task.name), {core})
-                pinned += 1
-        except (OSError, ValueError):  # ended meanwhile, or the core was refused
-            continue
-    if not pinned:
+    core = max(allowed)
+    try:
+        present = {int(name) for name in os.listdir(_TASKS)}
+    except OSError:
         return None
-    log.debug("embedded Chroma's %d threads pinned to CPU core %d", pinned, core)
+    with _LOCK:
+        new = present - _SEEN
+        _SEEN.intersection_update(present)
+        _SEEN.update(new)
+    pinned = 0
+    for thread in new:
+        try:
+            if (_TASKS / str(thread) / "comm").read_text().strip().startswith(CHROMA_THREADS):
+                os.sched_setaffinity(thread, {core})
+                pinned += 1
+        except OSError:  # ended meanwhile, or the core was refused
+            continue
+    if pinned:
+        log.debug("%d of embedded Chroma's threads pinned to CPU core %d", pinned, core)
     return core

@@ -141,8 +141,9 @@ class ChromaDecisionStore:
     ) -> None:
         """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
 
-        `single_core`: pin embedded Chroma's own threads to one CPU core once its client is
-        open (a2a.store.affinity: its writes cost half as much); no effect on a server.
+        `single_core`: pin embedded Chroma's own threads to one CPU core when its client opens
+        and before each write (a2a.store.affinity: its writes cost half as much); no
+        effect on a server.
         """
         if (data_dir is None) == (server_url is None):
             raise ValueError("give exactly one of data_dir (embedded) or server_url")
@@ -394,6 +395,7 @@ class ChromaDecisionStore:
         if not records:
             return []
         collection = self._guarded(self._get_collection, create=True)
+        self._pin()
         stamp = time.time_ns() // 1_000_000
         kept: list[dict[str, MetadataValue]] = [
             {**to_metadata(r), UPDATED_AT_KEY: stamp} for r in records
@@ -423,6 +425,7 @@ class ChromaDecisionStore:
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or not ids:
             return
+        self._pin()
         try:
             for start in range(0, len(ids), PAGE_SIZE):
                 self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
@@ -485,13 +488,18 @@ class ChromaDecisionStore:
                 self._client = self._open_client()
             return self._client
 
+    def _pin(self) -> None:
+        """Embedded Chroma's threads, including any started since the last call, on one
+        core (a2a.store.affinity), when `single_core` is on; before writes, which gain."""
+        if self._single_core and self._data_dir is not None:
+            pin_chroma_threads()
+
     def _open_client(self) -> Any:
         settings = ChromaSettings(anonymized_telemetry=False)
         if self._data_dir is not None:
             self._data_dir.mkdir(parents=True, exist_ok=True)
             embedded = chromadb.PersistentClient(path=str(self._data_dir), settings=settings)
-            if self._single_core:
-                pin_chroma_threads()
+            self._pin()
             return embedded
         url = urlsplit(str(self._server_url))
         try:

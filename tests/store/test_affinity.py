@@ -61,3 +61,22 @@ def test_pinning_again_keeps_every_chroma_thread_on_the_same_core(tmp_path: Path
     assert pin_chroma_threads() == core
     assert pin_chroma_threads() == core
     assert set(map(frozenset, chroma_threads().values())) == {frozenset({core})}
+
+
+def test_threads_chroma_starts_for_concurrent_reads_are_pinned_by_the_next_write(
+    tmp_path: Path,
+) -> None:
+    """Reported: reads from several threads at once made Chroma open SQLite connections
+    whose threads, started from ours, were on every core."""
+    from a2a.records import DecisionRecord
+
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="pins", embedding_model="m")
+    store.upsert([DecisionRecord(id=f"r{i}", title=f"t{i}") for i in range(50)], [[1.0, 0.0]] * 50)
+    before = set(chroma_threads())
+    list(store.pages(readers=4, page_size=5))
+    list(store.pages(readers=4, page_size=5))
+    store.upsert([DecisionRecord(id="late", title="late")], [[0.0, 1.0]])
+    core = max(os.sched_getaffinity(0))
+    threads = chroma_threads()
+    assert set(map(frozenset, threads.values())) == {frozenset({core})}
+    assert len(threads) >= len(before)
