@@ -29,6 +29,8 @@ BATCH_SIZE = 5000
 #: model in this process (no child start-up: ~1-3 s).
 MODEL_PROCESS_MIN_RECORDS = 10_000
 
+#: Seconds between two checks for a stop request while the model embeds a batch.
+STOP_POLL_SECONDS = 0.2
 #: One float32 row per embedded text.
 Vectors = npt.NDArray[np.float32]
 
@@ -125,10 +127,11 @@ class Indexer:
         batch is read and compared (content hashes, reviews) and handed to the model first,
         since Chroma's embedded write holds the GIL and no Python code here runs during it.
         For large runs the model is in a child process (see `model_process_min`), else on
-        a thread here. `stop()` is asked before each batch is read and after each write:
-        when true, the run ends there with `summary.interrupted` set, so a batch is either
-        written whole or not started, and the summary counts only what was written. A
-        stop or an error does not wait for the model: the batch it is embedding is dropped.
+        a thread here. `stop()` is asked before each batch is read, while waiting for the
+        model, and after each write: when true, the run ends there with
+        `summary.interrupted` set, so a batch is either written whole or not started, and
+        the summary counts only what was written. A stop or an error does not wait for the
+        model: the batches it has not finished are dropped.
         Raises StoreUnavailable when Chroma fails, and what the model raises.
         """
         size = self._batch_size
@@ -152,20 +155,20 @@ class Indexer:
         progress: Callable[[int], None] | None,
         stop: Callable[[], bool] | None,
     ) -> None:
+        stopped = stop or (lambda: False)
         waiting: _Batch | None = None
         for start in range(0, len(records), size):
-            if stop is not None and stop():
+            if stopped():
                 summary.interrupted = True
                 return
             batch = self._read(records[start : start + size], model)
-            if waiting is not None:
-                self._write_batch(waiting, summary, progress)
-                if stop is not None and stop():
-                    summary.interrupted = True
-                    return
+            written = waiting is None or self._write_batch(waiting, summary, progress, stopped)
+            if not written or stopped():
+                summary.interrupted = True
+                return
             waiting = batch
-        if waiting is not None:
-            self._write_batch(waiting, summary, progress)
+        if waiting is not None and not self._write_batch(waiting, summary, progress, stopped):
+            summary.interrupted = True
 
     def _model(self, count: int) -> ModelThread | ModelProcess:
         """The model of a write of `count` records: in a child process when the run is
@@ -184,15 +187,29 @@ class Indexer:
         return _Batch(records, changed, stored, model.submit(texts) if changed else None)
 
     def _write_batch(
-        self, job: _Batch, summary: IndexSummary, progress: Callable[[int], None] | None
-    ) -> None:
+        self,
+        job: _Batch,
+        summary: IndexSummary,
+        progress: Callable[[int], None] | None,
+        stopped: Callable[[], bool],
+    ) -> bool:
+        """Write `job` once its vectors are ready; False, with nothing written, when a stop
+        comes first (asked every STOP_POLL_SECONDS while the model works)."""
         if job.vectors is not None:
-            self._store.upsert(job.changed, job.vectors.result())
+            while True:
+                try:
+                    vectors = job.vectors.result(timeout=STOP_POLL_SECONDS)
+                    break
+                except TimeoutError:
+                    if stopped():
+                        return False
+            self._store.upsert(job.changed, vectors)
         summary.unchanged += len(job.records) - len(job.changed)
         summary.updated += sum(1 for r in job.changed if r.id in job.stored)
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)
         if progress is not None:
             progress(len(job.records))
+        return True
 
 
 def _changed(batch: Sequence[DecisionRecord], stored: dict[str, str]) -> list[DecisionRecord]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,28 @@ def test_an_abandoned_model_process_ends_at_once_and_cancels_what_waits() -> Non
     assert second.cancelled() or isinstance(second.exception(timeout=10), Exception)
     assert first.done() or first.exception(timeout=10) is not None
     model.close()
+
+
+def test_a_stop_while_the_model_embeds_ends_the_run_without_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    """Reported: a SIGTERM while the model embedded the batch to be written next waited
+    for that embedding and wrote it (with MiniLM, tens of seconds)."""
+    store = ChromaDecisionStore(data_dir=tmp_path, collection="pipeline", embedding_model=FAST)
+    embedder = HeldEmbedder()
+    summary = IndexSummary()
+    first_written: list[float] = []
+
+    def stop() -> bool:
+        # The request comes 2 s after the first batch is written: by then this thread
+        # waits for the second batch's vectors, which the model holds.
+        return bool(first_written) and time.monotonic() - first_written[0] > 2
+
+    try:
+        Indexer(store, embedder, BATCH).write(  # type: ignore[arg-type]
+            records(3 * BATCH), summary, lambda n: first_written.append(time.monotonic()), stop
+        )
+        assert not embedder.finished.is_set()
+    finally:
+        embedder.release.set()
+    assert summary.interrupted and (summary.new, store.count()) == (BATCH, BATCH)
