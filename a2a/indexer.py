@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from a2a.decisions.reviews import keep_reviews
 from a2a.embeddings import MODELS, Embedder
-from a2a.embeddings.background import ModelThread
+from a2a.embeddings.background import BackgroundModel, ModelThread
 from a2a.embeddings.child import ModelProcess
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
@@ -150,7 +150,7 @@ class Indexer:
         self,
         records: Sequence[DecisionRecord],
         size: int,
-        model: ModelThread | ModelProcess,
+        model: BackgroundModel,
         summary: IndexSummary,
         progress: Callable[[int], None] | None,
         stop: Callable[[], bool] | None,
@@ -170,7 +170,7 @@ class Indexer:
         if waiting is not None and not self._write_batch(waiting, summary, progress, stopped):
             summary.interrupted = True
 
-    def _model(self, count: int) -> ModelThread | ModelProcess:
+    def _model(self, count: int) -> BackgroundModel:
         """The model of a write of `count` records: in a child process when the run is
         large enough (see `model_process_min`), else the embedder on a thread here."""
         minimum, name = self._model_process_min, self._embedder.name
@@ -178,7 +178,7 @@ class Indexer:
             return ModelThread(self._embedder)
         return ModelProcess(name)
 
-    def _read(self, records: Sequence[DecisionRecord], model: ModelThread | ModelProcess) -> _Batch:
+    def _read(self, records: Sequence[DecisionRecord], model: BackgroundModel) -> _Batch:
         """A batch compared with the store (changed records keep their reviews), its
         changed records handed to the model."""
         stored = self._store.content_hashes([r.id for r in records])

@@ -1,12 +1,14 @@
-"""An embedding model on a thread of its own, embedding batches while the caller goes on."""
+"""An embedding model working in the background: batches embedded while the caller goes on."""
 
 from __future__ import annotations
 
 import queue
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import Future
 from types import TracebackType
+from typing import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -16,13 +18,43 @@ from a2a.embeddings.base import Embedder
 _Job = tuple[list[str], "Future[npt.NDArray[np.float32]]"]
 
 
-class ModelThread:
+class BackgroundModel(ABC):
+    """A model that embeds submitted batches one at a time, in order, while the caller goes
+    on: on a thread here (ModelThread) or in a child process
+    (a2a.embeddings.child.ModelProcess). Use as a context manager: leaving calls `close`.
+    """
+
+    @abstractmethod
+    def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
+        """The vectors of `texts` (float32, one L2-normalised row per text), computed after
+        the batches submitted before; the future raises what the model raised."""
+
+    @abstractmethod
+    def abandon(self) -> None:
+        """Cancel the batches not started, and stop without waiting for the one in flight."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Wait for the batches submitted (unless abandoned), then stop."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ModelThread(BackgroundModel):
     """`embedder` on one daemon thread: batches are embedded one at a time, in order.
 
-    The in-process counterpart of a2a.embeddings.child.ModelProcess, with the same calls.
-    Use as a context manager: leaving waits for the batch in flight. `abandon()` instead
-    cancels the batches not started and returns at once; the batch in flight finishes on
-    the daemon thread, which never holds up the process's exit.
+    Leaving the context waits for the batches submitted. `abandon()` instead cancels the
+    batches not started and returns at once; the batch in flight finishes on the daemon
+    thread, which never holds up the process's exit.
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -33,14 +65,11 @@ class ModelThread:
         self._thread.start()
 
     def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
-        """The vectors of `texts` (float32, one L2-normalised row per text), computed after
-        the batches submitted before; the future raises what the model raised."""
         embedded: Future[npt.NDArray[np.float32]] = Future()
         self._jobs.put((list(texts), embedded))
         return embedded
 
     def abandon(self) -> None:
-        """Cancel every batch not started, and stop without waiting for the one in flight."""
         self._abandoned = True
         while True:
             try:
@@ -52,7 +81,6 @@ class ModelThread:
         self._jobs.put(None)
 
     def close(self) -> None:
-        """Wait for the batches submitted (unless abandoned), then end the thread."""
         if not self._abandoned:
             self._jobs.put(None)
             self._thread.join()
@@ -67,14 +95,3 @@ class ModelThread:
                 embedded.set_result(np.asarray(vectors, dtype=np.float32))
             except BaseException as error:  # handed to the caller, who raises it
                 embedded.set_exception(error)
-
-    def __enter__(self) -> ModelThread:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

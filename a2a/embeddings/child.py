@@ -10,18 +10,18 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
 
+from a2a.embeddings.background import BackgroundModel
 from a2a.embeddings.base import Embedder, EmbeddingModelError
 
 #: The model of this process when it is a child (loaded by its first `_embed` call).
 _model: Embedder | None = None
 
 
-class ModelProcess:
+class ModelProcess(BackgroundModel):
     """The model called `name` (a key of a2a.embeddings.MODELS), run in one spawned child.
 
     Embedded Chroma holds the GIL for the whole of a write, so a model in a thread of the
@@ -97,17 +97,6 @@ class ModelProcess:
     def close(self) -> None:
         """Wait for the call in flight, if any, then end the child (at once when abandoned)."""
         self._pool.shutdown(wait=not self._abandoned, cancel_futures=True)
-
-    def __enter__(self) -> ModelProcess:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 #: Seconds `abandon` waits for a killed child to be gone.
