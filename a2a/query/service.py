@@ -106,8 +106,10 @@ class QueryService:
         )
 
     def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
+        # Embedded before the read lock is taken: a writer never waits for the model.
+        vector = self._vector(params.query)
         with index.reading():
-            return self._search(index, params, *index.selection(params.filters))
+            return self._search(index, params, vector, *index.selection(params.filters))
 
     def _answer_inline(
         self, index: SearchIndex, params: QueryDecisionsParams
@@ -129,7 +131,7 @@ class QueryService:
             limit = IDLE_INLINE_WORK if idle else INLINE_WORK
             if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
-            answer = self._search(index, params, mask, passing)
+            answer = self._search(index, params, self._vector(params.query), mask, passing)
             # Every answer given here counts against the idle path's share of the loop.
             self._inline_credit -= time.perf_counter() - started
             return answer
@@ -163,15 +165,20 @@ class QueryService:
         within = semantic if params.max_distance is not None else 0
         return keyword + within + (semantic if mode == "hybrid" else 0)
 
+    def _vector(self, query: str) -> npt.NDArray[np.float32]:
+        """The query's embedding, float32, `dimension` long."""
+        return np.asarray(self._embedder.embed_query(query), dtype=np.float32)
+
     def _search(
         self,
         index: SearchIndex,
         params: QueryDecisionsParams,
+        vector: npt.NDArray[np.float32],
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None = None,
     ) -> list[DecisionSummary]:
-        """The answer under `mask` (`passing`: its true rows ascending, when known)."""
-        vector = np.asarray(self._embedder.embed_query(params.query), dtype=np.float32)
+        """The answer to `vector` (the query's embedding) under `mask` (`passing`: its
+        true rows ascending, when known)."""
         max_distance = params.max_distance
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
         mode = params.mode_or(self._default_mode)

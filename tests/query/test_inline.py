@@ -230,3 +230,44 @@ async def test_after_an_answer_on_the_loop_the_idle_path_shuts_for_its_share(
     await asyncio.sleep(0.05)  # 25 ms of credit accrues, capped at INLINE_BURST_SECONDS
     assert 0 < service._credit(time.perf_counter()) <= service_module.INLINE_BURST_SECONDS
     assert await sent("keyword") == 0
+
+
+class Held(Undeclared):
+    """A network-like model whose embed_query waits for `release` once `entered` is set."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def embed_query(self, text: str) -> list[float]:
+        self.entered.set()
+        self.release.wait(10)
+        return super().embed_query(text)
+
+
+async def test_an_index_write_never_waits_for_a_query_being_embedded(
+    store: ChromaDecisionStore, fast: Embedder
+) -> None:
+    """A network model takes ~5 ms a query (MiniLM): embedded under the index's read lock,
+    every concurrent query would hold a writer back that long, and the readers queued
+    behind the writer with it."""
+    free = QueryService(AsyncStore(store, 10), fast, "a")
+    want = await _ids(free)
+    held = Held(fast)
+    service = QueryService(AsyncStore(store, 10), held, "a", index=free._live)
+    query = asyncio.create_task(_ids(service))
+    try:
+        assert await asyncio.to_thread(held.entered.wait, 10)
+        wrote = threading.Event()
+
+        def writer() -> None:
+            with free._live.index.lock.writing():
+                wrote.set()
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        assert await asyncio.to_thread(wrote.wait, 5), "the writer waited for the model"
+        await asyncio.to_thread(thread.join, 5)
+    finally:
+        held.release.set()
+    assert await query == want
