@@ -5,7 +5,10 @@ scale_bench.py left (`--store DIR`: the Chroma folder, collection `bench`), wait
 /ready (the index loaded), then for each concurrency runs, for `--seconds` each:
 `cstp.queryDecisions` (semantic, the ~0.1% filter, limit 10), then `GET /health` as the
 ceiling of the HTTP stack. Also measures the query embedder alone on the same cores (one
-thread per core), the ceiling the issue asks 80% of. Counts -32003 answers.
+thread per core), the ceiling the issue asks 80% of. Counts -32003 answers. Beside each
+row, the CPU time per request of the server process and of this load generator (which
+shares the cores), against the model's CPU time per query alone: the budget that decides
+how close to the embedder's ceiling the service can come.
 
     python bench/scale_bench.py --sizes 100000 --data /tmp/cstp-bench
     python bench/http_load.py --store /tmp/cstp-bench/100000 [--seconds 10]
@@ -114,8 +117,14 @@ def free_port() -> int:
         return port
 
 
-def embedder_ceiling(model: str, seconds: float, threads: int) -> float:
-    """Queries/s the embedding model alone sustains with `threads` threads."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process `pid` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def embedder_ceiling(model: str, seconds: float, threads: int) -> tuple[float, float]:
+    """(queries/s, CPU ms per query) of the embedding model alone with `threads` threads."""
     embedder = load_embedder(model)
     queries = generate_queries(200, seed=11)
     counts = [0] * threads
@@ -127,11 +136,13 @@ def embedder_ceiling(model: str, seconds: float, threads: int) -> float:
             counts[i] += 1
 
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    cpu = cpu_seconds(os.getpid())
     for w in workers:
         w.start()
     for w in workers:
         w.join()
-    return sum(counts) / seconds
+    used = cpu_seconds(os.getpid()) - cpu
+    return sum(counts) / seconds, used / max(sum(counts), 1) * 1000
 
 
 def heavy_query(size: int, terms: int = 100) -> str:
@@ -181,9 +192,9 @@ def stalls(base: str, seconds: float, size: int) -> None:
 
 
 @contextmanager
-def served(store: Path, model: str, port: int) -> Iterator[str]:
-    """`cstp serve` on `store` (collection `bench`) until the block ends; its base URL,
-    once /ready answers 200. Raises SystemExit when the server exits first."""
+def served(store: Path, model: str, port: int) -> Iterator[tuple[str, int]]:
+    """`cstp serve` on `store` (collection `bench`) until the block ends; its base URL and
+    process id, once /ready answers 200. Raises SystemExit when the server exits first."""
     with tempfile.TemporaryDirectory() as data:
         (Path(data) / "chroma").symlink_to(store.resolve())
         env = {
@@ -210,7 +221,7 @@ def served(store: Path, model: str, port: int) -> Iterator[str]:
                     pass
                 time.sleep(0.5)
             print(f"ready after {time.perf_counter() - started:.1f} s")
-            yield base
+            yield base, server.pid
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -227,15 +238,18 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     port = args.port or free_port()
     if args.stall:
-        with served(args.store, args.model, port) as base:
+        with served(args.store, args.model, port) as (base, _):
             stalls(base, args.seconds, int(args.store.name) if args.store.name.isdigit() else 0)
         return
-    ceiling = embedder_ceiling(args.model, 5, os.cpu_count() or 1)
-    print(f"query embedder alone ({args.model}): {ceiling:,.0f} queries/s")
-    with served(args.store, args.model, port) as base:
+    ceiling, model_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1)
+    print(
+        f"query embedder alone ({args.model}): {ceiling:,.0f} queries/s, "
+        f"{model_ms:.2f} ms CPU per query"
+    )
+    with served(args.store, args.model, port) as (base, pid):
         print(
             f"{'clients':>7} {'what':9} | {'req/s':>7} {'/embedder':>9} | "
-            f"{'p50 ms':>7} {'p99 ms':>7} | codes"
+            f"{'p50 ms':>7} {'p99 ms':>7} | CPU ms/req: server, load | codes"
         )
         for clients in (16, 64):
             body = {"filters": NARROW, "limit": 10}
@@ -243,11 +257,15 @@ def main() -> None:
                 ("query", f"{base}/cstp", body),
                 ("health", f"{base}/health", None),
             ):
+                server_cpu, own_cpu = cpu_seconds(pid), cpu_seconds(os.getpid())
                 r = asyncio.run(drive(url, clients, args.seconds, payload))
+                calls = max(sum(r["codes"].values()), 1)
+                server_ms = (cpu_seconds(pid) - server_cpu) / calls * 1000
+                load_ms = (cpu_seconds(os.getpid()) - own_cpu) / calls * 1000
                 print(
                     f"{clients:>7} {what:9} | {r['rps']:>7.0f} {r['rps'] / ceiling:>8.0%} | "
-                    f"{r['p50']:>7.1f} "
-                    f"{r['p99']:>7.1f} | {r['codes']}",
+                    f"{r['p50']:>7.1f} {r['p99']:>7.1f} | {server_ms:>18.2f} {load_ms:>5.2f} | "
+                    f"{r['codes']}",
                     flush=True,
                 )
 
