@@ -54,7 +54,7 @@ def build_methods(
     """
 
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.query_decisions(params)).to_wire()
+        return (await service.answer(params)).to_wire()
 
     methods = {
         "cstp.queryDecisions": Method(

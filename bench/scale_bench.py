@@ -7,8 +7,9 @@ in each, which overlap little because Chroma's embedded upsert holds the GIL), o
 for 1M). It loads the search index from Chroma (time, RSS), then for every mode
 (semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
 and interleaved (each going first on every other query):
-- service: `QueryService.query_decisions` (freshness check, embedding, index search,
-  metadata, result model);
+- service: what cstp.queryDecisions computes, `QueryService.answer(...).to_wire()`
+  (freshness check, embedding, index search, metadata, the reply's dict; not the JSON
+  bytes or HTTP);
 - floor: the query embedding plus an exact numpy scan of the same vectors under the same
   precomputed mask (semantic), bm25s scoring masked by it (keyword), both (hybrid).
 It prints p50/p99 of each, the service/floor ratio, recall@10 of semantic results against
@@ -235,7 +236,7 @@ async def print_cells(
     floor_bm25: bm25s.BM25,
     stemmer: Any,
 ) -> None:
-    """Time every mode x filter cell: `service.query_decisions` beside its floor, query by
+    """Time every mode x filter cell: the service's wire answer beside its floor, query by
     query, each going first on every other query; print p50/p99, ratios and recall@10."""
     print(
         f"{'mode':9} {'filter':7} {'pass':>7} | {'service p50':>11} {'p99':>7} | "
@@ -265,13 +266,13 @@ async def print_cells(
                 if turn % 2:
                     ms, (q, _) = timed(floor)
                 started = time.perf_counter()
-                result = await service.query_decisions(params)
+                wire = (await service.answer(params)).to_wire()
                 service_ms.append((time.perf_counter() - started) * 1000)
                 if not turn % 2:
                     ms, (q, _) = timed(floor)
                 floor_ms.append(ms)
                 if mode == "semantic":
-                    checks.append((q, [x.id for x in result.decisions]))
+                    checks.append((q, [x["id"] for x in wire["decisions"]]))
             # Recall after the timed loop: its float64 scan between queries evicted the
             # caches, which cost the service (more Python, per-row metadata) more than the floor.
             for q, got in checks:

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import TypeAdapter
 
 from a2a.embeddings import Embedder, is_static
 from a2a.index import Match, SearchIndex
@@ -18,7 +17,7 @@ from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
-from a2a.query.results import DecisionSummary, QueryDecisionsResult
+from a2a.query.results import QueryAnswer, QueryDecisionsResult
 from a2a.store import AsyncStore
 from a2a.workers import WorkerPool
 
@@ -87,25 +86,33 @@ class QueryService:
         self._inline_credit, self._credited_at = INLINE_BURST_SECONDS, time.perf_counter()
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
-        """Decisions matching `params.query` that pass every filter, at most `params.limit`.
+        """Decisions matching `params.query` that pass every filter, at most `params.limit`,
+        as a validated QueryDecisionsResult (see `answer`).
+
+        Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
+        """
+        return (await self.answer(params)).result()
+
+    async def answer(self, params: QueryDecisionsParams) -> QueryAnswer:
+        """Decisions matching `params.query` that pass every filter, at most `params.limit`,
+        as plain summaries: what cstp.queryDecisions sends (`QueryAnswer.to_wire`).
 
         `max_distance` (when the params carry it) drops results farther than it, in every
         mode. Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
         """
         started = self._clock()
         index = await self._live.current()
-        decisions = self._answer_inline(index, params) if self._static else None
-        if decisions is None:
-            decisions = await self._workers.run(lambda: self._answer(index, params))
-        return QueryDecisionsResult(
-            decisions=decisions,
-            total=len(decisions),
+        summaries = self._answer_inline(index, params) if self._static else None
+        if summaries is None:
+            summaries = await self._workers.run(lambda: self._answer(index, params))
+        return QueryAnswer(
+            summaries=summaries,
             query=params.query,
             query_time_ms=round((self._clock() - started) * 1000),
             agent=self._agent_id,
         )
 
-    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[DecisionSummary]:
+    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[dict[str, Any]]:
         # Embedded before the read lock is taken: a writer never waits for the model.
         vector = self._vector(params.query)
         with index.reading():
@@ -113,7 +120,7 @@ class QueryService:
 
     def _answer_inline(
         self, index: SearchIndex, params: QueryDecisionsParams
-    ) -> list[DecisionSummary] | None:
+    ) -> list[dict[str, Any]] | None:
         """The answer when it is cheap to compute here, else None (see INLINE_WORK).
 
         Never while a writer holds or waits for the index. Keyword and hybrid queries only
@@ -176,7 +183,7 @@ class QueryService:
         vector: npt.NDArray[np.float32],
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None = None,
-    ) -> list[DecisionSummary]:
+    ) -> list[dict[str, Any]]:
         """The answer to `vector` (the query's embedding) under `mask` (`passing`: its
         true rows ascending, when known)."""
         max_distance = params.max_distance
@@ -197,12 +204,12 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[DecisionSummary]:
+    ) -> list[dict[str, Any]]:
         matches = index.semantic(vector, mask, params.limit, passing)
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
         distances = [m.distance for m in matches]
-        return _validated(
+        return _shown(
             index.summaries([m.row for m in matches], params.include_reasons),
             distances,
             explains=[{"distance": d} for d in distances] if params.explain else None,
@@ -215,7 +222,7 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[DecisionSummary]:
+    ) -> list[dict[str, Any]]:
         matches = index.keyword(params.query, mask, params.limit, passing)
         rows = [m.row for m in matches]
         scores = [m.score for m in matches]
@@ -224,7 +231,7 @@ class QueryService:
             explains = [
                 {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
             ]
-        return _validated(
+        return _shown(
             index.summaries(rows, params.include_reasons),
             index.distances(vector, rows),
             scores,
@@ -238,7 +245,7 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[DecisionSummary]:
+    ) -> list[dict[str, Any]]:
         depth = max(self._hybrid.candidates, params.limit)
         semantic = index.semantic(vector, mask, depth, passing)
         keyword = index.keyword(params.query, mask, depth, passing)
@@ -255,7 +262,7 @@ class QueryService:
         explains = None
         if params.explain:
             explains = [self._components(h, d) for h, d in zip(fused, distances, strict=True)]
-        return _validated(
+        return _shown(
             index.summaries(rows, params.include_reasons),
             distances,
             [hit.score for hit in fused],
@@ -266,23 +273,19 @@ class QueryService:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
 
 
-#: Validates a whole result list in one call (cheaper than a model per summary).
-_SUMMARIES = TypeAdapter(list[DecisionSummary])
-
-
-def _validated(
+def _shown(
     shown: list[dict[str, Any]],
     distances: Sequence[float],
     scores: Sequence[float | None] | None = None,
     explains: Sequence[dict[str, Any]] | None = None,
-) -> list[DecisionSummary]:
+) -> list[dict[str, Any]]:
     """`shown` (SearchIndex.summaries) with each result's distance, score and explain
-    (None where not given), as DecisionSummary models."""
+    (None where not given): every DecisionSummary field, in place."""
     for at, summary in enumerate(shown):
         summary["distance"] = distances[at]
         summary["score"] = None if scores is None else scores[at]
         summary["explain"] = None if explains is None else explains[at]
-    return _SUMMARIES.validate_python(shown)
+    return shown
 
 
 __all__ = [

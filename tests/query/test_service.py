@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -163,3 +164,35 @@ async def test_empty_store_answers_no_decisions(
         QueryDecisionsParams.model_validate({"query": "anything"})
     )
     assert (result.decisions, result.total) == ([], 0)
+
+
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"includeReasons": True, "explain": True},
+        {"filters": {"minConfidence": 0.5}, "maxDistance": 1.5},
+        {"filters": {"status": "pending"}},
+    ],
+    ids=["plain", "reasons-explain", "filtered-max-distance", "no-match"],
+)
+async def test_the_wire_built_from_the_summaries_is_the_validated_models_wire(
+    service: QueryService, mode: str, extra: dict[str, Any]
+) -> None:
+    """cstp.queryDecisions sends QueryAnswer.to_wire(), built without models: it must be
+    byte for byte what the validated QueryDecisionsResult dumps (key order included)."""
+    params = QueryDecisionsParams.model_validate(
+        {"query": "database migration", "limit": 4, "retrievalMode": mode, **extra}
+    )
+    answer = await service.answer(params)
+    direct, through_models = answer.to_wire(), answer.result().to_wire()
+    assert json.dumps(direct) == json.dumps(through_models)
+    assert direct["total"] == len(direct["decisions"])
+    if extra.get("filters") == {"status": "pending"}:
+        assert direct["decisions"] == []
+    else:
+        assert direct["decisions"], "a query that matches nothing proves nothing here"
+        assert ("explain" in direct["decisions"][0]) == bool(extra.get("explain"))
+        assert ("reasons" in direct["decisions"][0]) == bool(extra.get("includeReasons"))
+        assert ("score" in direct["decisions"][0]) == (mode != "semantic")
