@@ -56,15 +56,24 @@ class WorkerPool:
         """Whole seconds a saturated caller is told to wait, at least 1."""
         return max(1, math.ceil(self._max_wait))
 
-    async def run(self, fn: Callable[[], T], *, deadline_seconds: float | None = None) -> T:
+    async def run(
+        self,
+        fn: Callable[[], T],
+        *,
+        deadline_seconds: float | None = None,
+        refusable: bool = True,
+    ) -> T:
         """`fn()` in a worker thread; its result, or what it raised.
 
         `deadline_seconds` counts from the moment a thread starts `fn` (time spent waiting
         for a thread is not the callee's time); past it, TimeoutError is raised and the
         thread is left to finish on its own. Raises Saturated when no thread is free within
-        the wait bound, or the queue of waiting calls is full.
+        the wait bound, or the queue of waiting calls is full; never with `refusable`
+        false, which waits for a thread however long it takes: for the rest of a call
+        whose effect is already committed (a write Chroma stored), where Saturated
+        (-32005, "retry") would be untrue and a retry would write twice.
         """
-        await self._acquire()
+        await self._acquire(refusable)
         # submit + wrap_future is what run_in_executor does, less its checks of `fn`.
         try:
             submitted = self._executor.submit(fn)
@@ -85,9 +94,16 @@ class WorkerPool:
         self._running -= 1
         self._free.release()
 
-    async def _acquire(self) -> None:
+    async def _acquire(self, refusable: bool = True) -> None:
         if not self._free.locked():
             await self._free.acquire()
+            return
+        if not refusable:
+            self._waiting += 1
+            try:
+                await self._free.acquire()
+            finally:
+                self._waiting -= 1
             return
         if self._waiting >= self._queue:
             raise Saturated(self.retry_after)

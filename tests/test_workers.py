@@ -47,6 +47,22 @@ async def test_waiting_longer_than_the_bound_is_saturated() -> None:
     pool.close()
 
 
+async def test_work_that_must_not_be_refused_waits_past_a_full_queue_and_the_bound() -> None:
+    """The rest of a write Chroma has stored (a2a.decisions.writes) is never Saturated."""
+    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=0.05), threading.Event()
+    running = asyncio.create_task(pool.run(lambda: _blocked(release)))
+    await asyncio.sleep(0.05)
+    with pytest.raises(Saturated):  # the queue holds nothing: refused at once
+        await pool.run(lambda: "refused")
+    kept = asyncio.create_task(pool.run(lambda: "finished", refusable=False))
+    await asyncio.sleep(0.2)  # four times the wait bound
+    assert not kept.done() and pool.waiting == 1
+    release.set()
+    assert (await running, await kept) == ("done", "finished")
+    assert pool.busy == 0
+    pool.close()
+
+
 async def test_the_deadline_starts_when_a_thread_starts_the_work() -> None:
     pool, release = WorkerPool(threads=1, queue=5, max_wait_seconds=10), threading.Event()
     running = asyncio.create_task(pool.run(lambda: _blocked(release)))

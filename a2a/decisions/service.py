@@ -79,6 +79,7 @@ class DecisionService:
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = new_decision_id,
         on_write: WriteListener | None = None,
+        finish: Runner | None = None,
     ) -> None:
         self._store = store
         self._table = table
@@ -86,7 +87,7 @@ class DecisionService:
         self._clock = clock
         self._new_id = new_id
         self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
-        writer = BatchWriter(store, embedder, run, on_write)
+        writer = BatchWriter(store, embedder, run, on_write, finish)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )

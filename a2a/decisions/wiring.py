@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
@@ -11,6 +13,8 @@ from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
 from a2a.settings import Settings
 from a2a.store import AsyncStore
+
+T = TypeVar("T")
 
 
 def decision_service(
@@ -27,6 +31,11 @@ def decision_service(
     secret = settings.cursor_secret
     key = None if secret is None else hashlib.sha256(secret.get_secret_value().encode()).digest()
     run = store.workers.run
+
+    async def finish(call: Callable[[], T]) -> T:
+        """The rest of a write Chroma has stored: never refused for load (BatchWriter)."""
+        return await store.workers.run(call, refusable=False)
+
     table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
     return DecisionService(
         store,
@@ -34,5 +43,6 @@ def decision_service(
         table,
         cursors=CursorCodec(key),
         run=run,
-        on_write=None if index is None else index_writes(index, run),
+        on_write=None if index is None else index_writes(index, finish),
+        finish=finish,
     )

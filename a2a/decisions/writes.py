@@ -61,7 +61,12 @@ async def in_thread(call: Callable[[], T]) -> T:
 class BatchWriter:
     """Stores batches of Written items of distinct ids (GroupCommit's `write`).
 
-    Blocking work goes through `run`; `on_write` hears of every batch stored.
+    Blocking work goes through `run` until Chroma has stored part of the batch, then
+    through `finish` (default `run`), which must never refuse the work for load
+    (WorkerPool.run with `refusable` false): once a write is stored, -32005 ("retry")
+    would be untrue, and a retry of a decision sent without an id would store it twice.
+    `on_write` hears of every batch stored; it runs after the write, so its own runner
+    must not refuse either (a2a.decisions.wiring gives it `finish`).
     """
 
     def __init__(
@@ -70,10 +75,12 @@ class BatchWriter:
         embedder: Embedder,
         run: Runner = in_thread,
         on_write: WriteListener | None = None,
+        finish: Runner | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._run = run
+        self._finish = finish or run
         self._on_write = on_write
 
     async def write(self, batch: list[Written]) -> list[bool | Exception]:
@@ -102,6 +109,7 @@ class BatchWriter:
             return results
         documents = [w.document or w.record.embedding_text() for _, w in writes]
         vectors = list(await self._run(lambda: self._embedder.embed_documents(documents)))
+        run = self._run  # until Chroma stores the first part of the batch
         for only_new in (True, False):
             rows = [n for n, (_, w) in enumerate(writes) if w.replace != only_new]
             if not rows:
@@ -113,7 +121,8 @@ class BatchWriter:
                 [vectors[n] for n in rows],
                 only_new=only_new,
             )
-            stored_as = await self._run(write)
+            stored_as = await run(write)
+            run = self._finish
             if only_new:
                 rows, stored_as = await self._claimed(writes, rows, stored_as, results)
                 records = [writes[n][1].record for n in rows]
@@ -133,7 +142,7 @@ class BatchWriter:
         """The rows of `writes` whose record Chroma kept as written here, with their
         metadata; the others' results set from the record another writer stored first."""
         ids = [writes[n][1].record.id for n in rows]
-        now = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        now = {row.id: row.decision for row in await self._store.get(ids=ids, refusable=False)}
         kept: tuple[list[int], list[StoredDecision]] = ([], [])
         for n, mine in zip(rows, written, strict=True):
             slot, item = writes[n]

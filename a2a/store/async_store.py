@@ -43,10 +43,12 @@ class AsyncStore:
         where: dict[str, Any] | None = None,
         documents: bool = False,
         metadata: bool = True,
+        refusable: bool = True,
     ) -> list[StoredRecord]:
-        """See ChromaDecisionStore.get."""
+        """See ChromaDecisionStore.get; `refusable` false: never Saturated (WorkerPool.run)."""
         return await self._run(
-            lambda: self.sync.get(ids=ids, where=where, documents=documents, metadata=metadata)
+            lambda: self.sync.get(ids=ids, where=where, documents=documents, metadata=metadata),
+            refusable,
         )
 
     async def revision(self) -> str | None:
@@ -61,9 +63,9 @@ class AsyncStore:
         """See ChromaDecisionStore.check."""
         await self._run(self.sync.check)
 
-    async def _run(self, call: Callable[[], T]) -> T:
+    async def _run(self, call: Callable[[], T], refusable: bool = True) -> T:
         try:
-            return await self.workers.run(call, deadline_seconds=self._timeout)
+            return await self.workers.run(call, deadline_seconds=self._timeout, refusable=refusable)
         except StoreUnavailable:
             self._on_error("failure")
             raise

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from a2a.decisions.params import RecordDecisionParams, ReviewDecisionParams
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
+from a2a.decisions.wiring import decision_service
 from a2a.embeddings import Embedder
 from a2a.errors import InvalidParams
+from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
+from a2a.settings import Settings
 from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.store.metadata import record_of
+from a2a.workers import WorkerPool
 from tests.conftest import SAMPLE, index_records
 
 
@@ -95,3 +102,57 @@ async def test_a_changed_file_record_takes_new_content_and_keeps_its_review(
     )
     # The next run sees the file unchanged again.
     assert index_records(store, embedder, changed).unchanged == len(SAMPLE)
+
+
+class Crowded(ChromaDecisionStore):
+    """Once each write is stored, another call takes the pool's only thread first, and
+    holds it for HOLD_SECONDS: longer than the pool lets a call wait for a thread."""
+
+    HOLD_SECONDS = 0.4
+    loop: asyncio.AbstractEventLoop
+    pool: WorkerPool
+
+    def upsert(self, *args: Any, **kwargs: Any) -> Any:
+        stored = super().upsert(*args, **kwargs)
+        asyncio.run_coroutine_threadsafe(self._hold(), self.loop)
+        deadline = time.monotonic() + 5
+        while self.pool.waiting < 1 and time.monotonic() < deadline:
+            time.sleep(0.001)  # returns once the other call waits for this thread
+        return stored
+
+    async def _hold(self) -> None:
+        await self.pool.run(lambda: time.sleep(self.HOLD_SECONDS))
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["no-index", "search-index"])
+async def test_a_stored_write_is_answered_even_when_the_pool_is_saturated_after_it(
+    tmp_path: Path, embedder: Embedder, settings: Settings, indexed: bool
+) -> None:
+    """Reported by the break-it pass: a write Chroma had stored was answered -32005 (retry)
+    when its read-back or its index update found the pool full; a retry of a decision sent
+    without an id then stored it again, under a new id. The read-back and the index update
+    now wait for a thread; work before the write is still refused (-32005)."""
+    store = Crowded(
+        data_dir=tmp_path / "chroma", collection="crowded", embedding_model=embedder.name
+    )
+    pool = WorkerPool(threads=1, queue=1, max_wait_seconds=0.05)
+    store.loop, store.pool = asyncio.get_running_loop(), pool
+    async_store = AsyncStore(store, timeout_seconds=30, workers=pool)
+    live = LiveIndex(store) if indexed else None
+    if live is not None:
+        await live.current()
+    service = decision_service(settings, async_store, embedder, index=live)
+    try:
+        sent = RecordDecisionParams.model_validate({"decision": {"title": "Crowded write"}})
+        answer = await service.record_decision(sent, "a")
+        assert answer.created and [r.id for r in store.get()] == [answer.id]
+        review = ReviewDecisionParams.model_validate({"id": answer.id, "outcome": "success"})
+        assert (await service.review_decision(review)).outcome == "success"
+        assert stored(store, answer.id).outcome == "success"
+        if live is not None:
+            row = live.index.row_of(answer.id)
+            assert row is not None and live.index.record(row).outcome == "success"
+    finally:
+        await asyncio.sleep(Crowded.HOLD_SECONDS)  # the last holder
+        pool.close()
+        store.close()
