@@ -70,6 +70,7 @@ _SUMMARIES = TypeAdapter(list[DecisionSummary])
 #: Field name -> wire name, from the models' own aliases (the one source of the camelCase).
 _SUMMARY_WIRE = {name: f.alias or name for name, f in DecisionSummary.model_fields.items()}
 _RESULT_WIRE = {name: f.alias or name for name, f in QueryDecisionsResult.model_fields.items()}
+_RESULT_FIELDS = {name: name for name in QueryDecisionsResult.model_fields}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +101,10 @@ class QueryAnswer:
     def result(self) -> QueryDecisionsResult:
         """The answer as a validated QueryDecisionsResult."""
         decisions = _SUMMARIES.validate_python(self.summaries)
-        return QueryDecisionsResult(**self._fields(decisions, {n: n for n in _RESULT_WIRE}))
+        return QueryDecisionsResult(**self._fields(decisions, _RESULT_FIELDS))
 
     def _fields(self, decisions: list[Any], names: dict[str, str]) -> dict[str, Any]:
+        """The result's fields under `names` (field name -> key): wire or field names."""
         values = {
             "decisions": decisions,
             "total": len(decisions),
