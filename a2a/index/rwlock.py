@@ -13,7 +13,9 @@ class ReadWriteLock:
     """
 
     def __init__(self) -> None:
-        self._condition = threading.Condition(threading.Lock())
+        # The condition's own lock, taken directly where nobody waits (a C-level `with`).
+        self._mutex = threading.Lock()
+        self._condition = threading.Condition(self._mutex)
         self._readers = 0
         self._writing = False
         self._writers_waiting = 0
@@ -30,27 +32,23 @@ class ReadWriteLock:
         finally:
             self._leave()
 
-    @contextmanager
-    def reading_if_free(self) -> Iterator[bool]:
-        """Hold the lock as a reader only when no writer holds it or waits for it.
+    def try_reading(self) -> bool:
+        """Enter as a reader only when no writer holds the lock or waits for it; returns
+        whether it entered (then call `stop_reading()` once done). Never waits for a writer:
+        a caller on an event loop must not block on an index refresh. Two plain calls, not
+        a context manager: this is on every inline query's path (~1 us against ~4)."""
+        with self._mutex:
+            if self._writing or self._writers_waiting:
+                return False
+            self._readers += 1
+            return True
 
-        Yields whether it holds the lock; never waits for a writer (a caller on an event
-        loop must not block on an index refresh).
-        """
-        with self._condition:
-            free = not (self._writing or self._writers_waiting)
-            if free:
-                self._readers += 1
-        if not free:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            self._leave()
+    def stop_reading(self) -> None:
+        """Leave as a reader (after `try_reading()` returned True)."""
+        self._leave()
 
     def _leave(self) -> None:
-        with self._condition:
+        with self._mutex:
             self._readers -= 1
             # Only a writer waits for the readers to leave (readers wait for writers).
             if not self._readers and self._writers_waiting:

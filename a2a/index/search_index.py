@@ -23,6 +23,10 @@ from a2a.query.params import QueryFilters
 from a2a.similarity.scoring import normalize_tags
 from a2a.store.stored import SUMMARY_FIELDS, StoredDecision
 
+#: Up to this many passing rows, a semantic search scores each of them exactly (float64 from
+#: float32) in one step; past it, a float32 scan first and only the rows near the k-th
+#: best again exactly. Crossover ~512 rows of 256-d here; 113 rows: ~32 us against ~42.
+EXACT_AT_MOST = 256
 #: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
 COMPACT_FRACTION = 0.25
 MIN_COMPACT = 1024
@@ -33,9 +37,6 @@ _LIST_KEYS = ("tags", "reason_types")
 _RECORD_FIELDS = tuple(
     field.name for field in dataclass_fields(StoredDecision) if field.name != "record_json"
 )
-#: The keys of a `summaries` dict: `id`, StoredDecision.summary's fields in wire order,
-#: then `reasons`.
-_SHOWN_KEYS = ("id", *SUMMARY_FIELDS, "reasons")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ class SearchIndex:
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
+    - `shown(rows)`, `reason_types(rows)`: what a query result shows of each row.
     - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions),
       `content_hash(id)`, `updated_at(id)`, `columns` (FilterColumns: numpy columns for
       listDecisions and getCalibration), `alive_count`, `len()`.
@@ -112,10 +114,11 @@ class SearchIndex:
         self._text: dict[str, list[str | None]] = {key: [] for key in _TEXT_KEYS}
         self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
         self._updated_at: list[int | None] = []
-        # Stored fields, row-oriented: what a result shows of each row (SUMMARY_FIELDS),
-        # so a result reads one tuple per row, not ten columns (Lucene keeps stored fields
-        # by document beside its columnar doc values for the same reason). ~128 bytes a
-        # row (the tuple; its strings are the decision's, shared with the text columns).
+        # Stored fields, row-oriented: what a result shows of each row (its id and
+        # SUMMARY_FIELDS), so a result reads one tuple per row, not ten columns (Lucene
+        # keeps stored fields by document beside its columnar doc values for the same
+        # reason). ~136 bytes a row (the tuple; its strings are the decision's, shared
+        # with the text columns).
         self._shown: list[tuple[Any, ...]] = []
 
     def reading(self) -> AbstractContextManager[None]:
@@ -177,18 +180,16 @@ class SearchIndex:
             for values in zip(*fields, strict=True)
         ]
 
-    def summaries(self, rows: Sequence[int], reasons: bool) -> list[dict[str, Any]]:
-        """What a result shows of the record at each of `rows`: a dict per row of `id`, the
-        StoredDecision.summary fields and `reasons` (its reason types as a list when
-        `reasons`, else None). New dicts, the caller's to extend; no StoredDecision built."""
-        ids, shown = self._ids, self._shown
-        if reasons:
-            types = self._lists["reason_types"]
-            return [
-                dict(zip(_SHOWN_KEYS, (ids[r], *shown[r], list(types[r] or ())), strict=True))
-                for r in rows
-            ]
-        return [dict(zip(_SHOWN_KEYS, (ids[r], *shown[r], None), strict=True)) for r in rows]
+    def shown(self, rows: Sequence[int]) -> list[tuple[Any, ...]]:
+        """What a result shows of the record at each of `rows`: `(id, *SUMMARY_FIELDS
+        values)` (confidence a float, absent fields None), the tuple the row keeps."""
+        shown = self._shown
+        return [shown[row] for row in rows]
+
+    def reason_types(self, rows: Sequence[int]) -> list[list[str]]:
+        """The reason types of the record at each of `rows` (new lists, [] when none)."""
+        types = self._lists["reason_types"]
+        return [list(types[row] or ()) for row in rows]
 
     def fields(self, rows: Sequence[int], names: Sequence[str]) -> list[list[Any]]:
         """StoredDecision field `name` (not `record_json`) of each of `rows`, for each of
@@ -243,7 +244,7 @@ class SearchIndex:
             for record, row in zip(batch, rows.tolist(), strict=True):
                 self._ids.append(record.id)
                 self._row[record.id] = row
-                self._store_fields(record.decision)
+                self._store_fields(record.id, record.decision)
             self._maybe_compact()
 
     def remove(self, ids: Sequence[str]) -> int:
@@ -266,13 +267,13 @@ class SearchIndex:
         if rows:
             self.columns.kill(rows)
 
-    def _store_fields(self, decision: StoredDecision) -> None:
+    def _store_fields(self, record_id: str, decision: StoredDecision) -> None:
         for key in _TEXT_KEYS:
             self._text[key].append(getattr(decision, key))
         for key in _LIST_KEYS:
             self._lists[key].append(getattr(decision, key) or None)
         self._updated_at.append(decision.updated_at)
-        self._shown.append(_shown_of(decision))
+        self._shown.append(_shown_of(record_id, decision))
 
     def _maybe_compact(self) -> None:
         dead = len(self._ids) - self.columns.alive_count
@@ -326,12 +327,20 @@ class SearchIndex:
         when given, is `mask`'s true rows ascending (from `selection`).
         """
         query = np.asarray(vector, dtype=np.float32)
-        rows, dots = self._vectors.scores(query, mask, passing)
-        if len(rows) > k:
-            rows = _near_best(rows, dots, k, self._scan_error())
+        if passing is not None and len(passing) <= EXACT_AT_MOST and self._exact_in_memory():
+            # Few rows: score them all exactly at once (no float32 scan, no near-best cut).
+            rows = passing
+        else:
+            rows, dots = self._vectors.scores(query, mask, passing)
+            if len(rows) > k:
+                rows = _near_best(rows, dots, k, self._scan_error())
         distances = _cosine_distances(self._exact_dots(query, rows))
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
+
+    def _exact_in_memory(self) -> bool:
+        """Whether the exact vectors are the index's own (float32), not read from Chroma."""
+        return self._vectors.dtype == np.float32
 
     def _scan_error(self) -> float:
         """How far a scan's inner product may be from the exact one: float16 vectors err by
@@ -478,12 +487,15 @@ def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]
     return distances
 
 
-def _shown_of(decision: StoredDecision) -> tuple[Any, ...]:
-    """`decision`'s SUMMARY_FIELDS values, in order, as its columns give them back
-    (confidence as a float, like the float64 column's)."""
-    return tuple(
-        _float_or_none(decision.confidence) if name == "confidence" else getattr(decision, name)
-        for name in SUMMARY_FIELDS
+def _shown_of(record_id: str, decision: StoredDecision) -> tuple[Any, ...]:
+    """`record_id`, then `decision`'s SUMMARY_FIELDS values in order, as its columns give
+    them back (confidence as a float, like the float64 column's)."""
+    return (
+        record_id,
+        *(
+            _float_or_none(decision.confidence) if name == "confidence" else getattr(decision, name)
+            for name in SUMMARY_FIELDS
+        ),
     )
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 
@@ -65,46 +66,64 @@ class QueryDecisionsResult(BaseModel):
         return data
 
 
-#: Validates a whole result list in one call (cheaper than a model per summary).
-_SUMMARIES = TypeAdapter(list[DecisionSummary])
-#: Field name -> wire name, from the models' own aliases (the one source of the camelCase).
-_SUMMARY_WIRE = {name: f.alias or name for name, f in DecisionSummary.model_fields.items()}
+#: Result field name -> wire name, from the model's own aliases.
 _RESULT_WIRE = {name: f.alias or name for name, f in QueryDecisionsResult.model_fields.items()}
-_RESULT_FIELDS = {name: name for name in QueryDecisionsResult.model_fields}
+
+
+@dataclass(frozen=True, slots=True)
+class Hits:
+    """The decisions a query returns, best first, field by field as the service computed
+    them: the same position in each sequence is the same decision.
+
+    `shown`: (id, *SUMMARY_FIELDS values) per hit (SearchIndex.shown). `distances`: cosine
+    distance in [0, 2]. `reasons` (reason types), `scores` and `explains`: None when the
+    call did not produce them (DecisionSummary leaves them out of the wire).
+    """
+
+    shown: Sequence[tuple[Any, ...]]
+    distances: Sequence[float]
+    reasons: Sequence[list[str]] | None = None
+    scores: Sequence[float | None] | None = None
+    explains: Sequence[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.shown)
+
+    def to_wire(self) -> list[dict[str, Any]]:
+        """One JSON object per hit, keys in DecisionSummary's wire order (its dump's)."""
+        wire = [
+            _decision(shown, distance)
+            for shown, distance in zip(self.shown, self.distances, strict=False)
+        ]
+        for key, values in (
+            ("reasons", self.reasons),
+            ("score", self.scores),
+            ("explain", self.explains),
+        ):
+            if values is not None:
+                for decision, value in zip(wire, values, strict=False):
+                    decision[key] = value
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
 class QueryAnswer:
     """An answer of cstp.queryDecisions as the query service computed it, before any model.
 
-    `summaries`: one dict per result, keyed by every DecisionSummary field name
-    (snake_case), values of the types the models hold; the service's own rows, not input.
-    `to_wire()` is what the JSON-RPC method sends, built straight from them: for 10 results
-    ~20 us against ~55 us through the models and a dump (validated, the same bytes;
-    tests/query/test_service.py). `result()` gives the validated QueryDecisionsResult, for
-    callers in Python (the CLI, the evaluation).
+    `to_wire()` is what the JSON-RPC method sends, built straight from the hits, each
+    decision's object once: for 10 results ~10 us against ~55 us through the models and a
+    dump (the same bytes; tests/query/test_service.py). `result()` gives the validated
+    QueryDecisionsResult, for callers in Python (the CLI, the evaluation).
     """
 
-    summaries: list[dict[str, Any]]
+    hits: Hits
     query: str
     query_time_ms: int
     agent: str
 
     def to_wire(self) -> dict[str, Any]:
         """QueryDecisionsResult.to_wire() of `result()`, without building the models."""
-        decisions = [
-            _without_absent({wire: summary[name] for name, wire in _SUMMARY_WIRE.items()})
-            for summary in self.summaries
-        ]
-        return self._fields(decisions, _RESULT_WIRE)
-
-    def result(self) -> QueryDecisionsResult:
-        """The answer as a validated QueryDecisionsResult."""
-        decisions = _SUMMARIES.validate_python(self.summaries)
-        return QueryDecisionsResult(**self._fields(decisions, _RESULT_FIELDS))
-
-    def _fields(self, decisions: list[Any], names: dict[str, str]) -> dict[str, Any]:
-        """The result's fields under `names` (field name -> key): wire or field names."""
+        decisions = self.hits.to_wire()
         values = {
             "decisions": decisions,
             "total": len(decisions),
@@ -112,7 +131,31 @@ class QueryAnswer:
             "query_time_ms": self.query_time_ms,
             "agent": self.agent,
         }
-        return {names[name]: value for name, value in values.items()}
+        return {_RESULT_WIRE[name]: value for name, value in values.items()}
+
+    def result(self) -> QueryDecisionsResult:
+        """The answer as a validated QueryDecisionsResult."""
+        return QueryDecisionsResult.model_validate(self.to_wire())
+
+
+def _decision(shown: tuple[Any, ...], distance: float) -> dict[str, Any]:
+    """A hit's wire object up to its distance, keys in DecisionSummary's wire order: a
+    dict display, ~3x cheaper than zipping names (tests/query/test_service.py checks it
+    against the model's dump)."""
+    id, title, category, confidence, stakes, status, outcome, date, source, recorded_by = shown
+    return {
+        "id": id,
+        "title": title,
+        "category": category,
+        "confidence": confidence,
+        "stakes": stakes,
+        "status": status,
+        "outcome": outcome,
+        "date": date,
+        "source": source,
+        "recordedBy": recorded_by,
+        "distance": distance,
+    }
 
 
 def _without_absent(decision: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
-from a2a.query.results import QueryAnswer, QueryDecisionsResult
+from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
 from a2a.store import AsyncStore
 from a2a.workers import WorkerPool
 
@@ -95,32 +95,30 @@ class QueryService:
 
     async def answer(self, params: QueryDecisionsParams) -> QueryAnswer:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`,
-        as plain summaries: what cstp.queryDecisions sends (`QueryAnswer.to_wire`).
+        as the service's hits: what cstp.queryDecisions sends (`QueryAnswer.to_wire`).
 
         `max_distance` (when the params carry it) drops results farther than it, in every
         mode. Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
         """
         started = self._clock()
         index = await self._live.current()
-        summaries = self._answer_inline(index, params) if self._static else None
-        if summaries is None:
-            summaries = await self._workers.run(lambda: self._answer(index, params))
+        hits = self._answer_inline(index, params) if self._static else None
+        if hits is None:
+            hits = await self._workers.run(lambda: self._answer(index, params))
         return QueryAnswer(
-            summaries=summaries,
+            hits=hits,
             query=params.query,
             query_time_ms=round((self._clock() - started) * 1000),
             agent=self._agent_id,
         )
 
-    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> list[dict[str, Any]]:
+    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> Hits:
         # Embedded before the read lock is taken: a writer never waits for the model.
         vector = self._vector(params.query)
         with index.reading():
             return self._search(index, params, vector, *index.selection(params.filters))
 
-    def _answer_inline(
-        self, index: SearchIndex, params: QueryDecisionsParams
-    ) -> list[dict[str, Any]] | None:
+    def _answer_inline(self, index: SearchIndex, params: QueryDecisionsParams) -> Hits | None:
         """The answer when it is cheap to compute here, else None (see INLINE_WORK).
 
         Never while a writer holds or waits for the index. Keyword and hybrid queries only
@@ -128,9 +126,9 @@ class QueryService:
         write: computing them is a pass over every row and every posting of each term
         (~10 ms at 300k rows), whatever the filter.
         """
-        with index.lock.reading_if_free() as held:
-            if not held:
-                return None
+        if not index.lock.try_reading():
+            return None
+        try:
             started = time.perf_counter()
             idle = self._workers.busy == 0 and self._credit(started) > 0
             mask, passing = index.selection(params.filters)
@@ -142,6 +140,8 @@ class QueryService:
             # Every answer given here counts against the idle path's share of the loop.
             self._inline_credit -= time.perf_counter() - started
             return answer
+        finally:
+            index.lock.stop_reading()
 
     def _credit(self, now: float) -> float:
         """Seconds of loop time the idle path may still spend, accrued up to `now`."""
@@ -183,7 +183,7 @@ class QueryService:
         vector: npt.NDArray[np.float32],
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> Hits:
         """The answer to `vector` (the query's embedding) under `mask` (`passing`: its
         true rows ascending, when known)."""
         max_distance = params.max_distance
@@ -204,16 +204,13 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[dict[str, Any]]:
+    ) -> Hits:
         matches = index.semantic(vector, mask, params.limit, passing)
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
-        distances = [m.distance for m in matches]
-        return _shown(
-            index.summaries([m.row for m in matches], params.include_reasons),
-            distances,
-            explains=[{"distance": d} for d in distances] if params.explain else None,
-        )
+        rows, distances = [m.row for m in matches], [m.distance for m in matches]
+        explains = [{"distance": d} for d in distances] if params.explain else None
+        return _hits(index, rows, distances, params, explains=explains)
 
     def _keyword(
         self,
@@ -222,7 +219,7 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[dict[str, Any]]:
+    ) -> Hits:
         matches = index.keyword(params.query, mask, params.limit, passing)
         rows = [m.row for m in matches]
         scores = [m.score for m in matches]
@@ -231,12 +228,7 @@ class QueryService:
             explains = [
                 {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
             ]
-        return _shown(
-            index.summaries(rows, params.include_reasons),
-            index.distances(vector, rows),
-            scores,
-            explains,
-        )
+        return _hits(index, rows, index.distances(vector, rows), params, scores, explains)
 
     def _fused(
         self,
@@ -245,7 +237,7 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> list[dict[str, Any]]:
+    ) -> Hits:
         depth = max(self._hybrid.candidates, params.limit)
         semantic = index.semantic(vector, mask, depth, passing)
         keyword = index.keyword(params.query, mask, depth, passing)
@@ -262,30 +254,23 @@ class QueryService:
         explains = None
         if params.explain:
             explains = [self._components(h, d) for h, d in zip(fused, distances, strict=True)]
-        return _shown(
-            index.summaries(rows, params.include_reasons),
-            distances,
-            [hit.score for hit in fused],
-            explains,
-        )
+        return _hits(index, rows, distances, params, [hit.score for hit in fused], explains)
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
 
 
-def _shown(
-    shown: list[dict[str, Any]],
-    distances: Sequence[float],
-    scores: Sequence[float | None] | None = None,
-    explains: Sequence[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
-    """`shown` (SearchIndex.summaries) with each result's distance, score and explain
-    (None where not given): every DecisionSummary field, in place."""
-    for at, summary in enumerate(shown):
-        summary["distance"] = distances[at]
-        summary["score"] = None if scores is None else scores[at]
-        summary["explain"] = None if explains is None else explains[at]
-    return shown
+def _hits(
+    index: SearchIndex,
+    rows: list[int],
+    distances: list[float],
+    params: QueryDecisionsParams,
+    scores: list[float | None] | None = None,
+    explains: list[dict[str, Any]] | None = None,
+) -> Hits:
+    """The hits at `rows`, best first, with their reason types when the call asked."""
+    reasons = index.reason_types(rows) if params.include_reasons else None
+    return Hits(index.shown(rows), distances, reasons, scores, explains)
 
 
 __all__ = [

@@ -13,7 +13,7 @@ import pytest
 import Stemmer
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.index.search_index import MIN_COMPACT
+from a2a.index.search_index import EXACT_AT_MOST, MIN_COMPACT
 from a2a.index.tokens import analyze, analyze_query
 from a2a.index.vectors import GATHER_BELOW
 from a2a.query.params import QueryFilters
@@ -61,21 +61,33 @@ def index() -> SearchIndex:
 
 def _masks(size: int) -> list[np.ndarray]:
     rng = np.random.default_rng(7)
+    exactly = [np.zeros(size, dtype=bool) for _ in range(2)]
+    for mask, count in zip(exactly, (EXACT_AT_MOST, EXACT_AT_MOST + 1), strict=True):
+        mask[rng.choice(size, count, replace=False)] = True
     return [
         np.ones(size, dtype=bool),
         rng.random(size) < 0.5,
         rng.random(size) < GATHER_BELOW / 2,
         rng.random(size) < 0.003,
         np.zeros(size, dtype=bool),
+        *exactly,
     ]
 
 
-@pytest.mark.parametrize("which", range(5), ids=["all", "half", "narrow", "tiny", "none"])
-def test_semantic_top_k_equals_brute_force_under_every_mask(index: SearchIndex, which: int) -> None:
+@pytest.mark.parametrize("given_rows", [False, True], ids=["mask", "mask+rows"])
+@pytest.mark.parametrize(
+    "which", range(7), ids=["all", "half", "narrow", "tiny", "none", "exact-at-most", "past-it"]
+)
+def test_semantic_top_k_equals_brute_force_under_every_mask(
+    index: SearchIndex, which: int, given_rows: bool
+) -> None:
+    """Both plans (a float32 scan then exact re-scoring near the k-th; every passing row
+    scored exactly, up to EXACT_AT_MOST rows given) give the exact top k."""
     query = unit_vectors(1, 16, seed=99)[0]
     with index.reading():
         mask = _masks(len(index))[which] & index.mask(None)
-        found = index.semantic(query, mask, 10)
+        rows = np.flatnonzero(mask).astype(np.int64) if given_rows else None
+        found = index.semantic(query, mask, 10, rows)
         vectors = np.asarray([index._vectors.matrix[r] for r in range(len(index))])
     # The exact distance: float64 sums of the float32 vectors, as every mode shows it.
     exact = vectors.astype(np.float64) @ query.astype(np.float64)
@@ -268,7 +280,7 @@ def test_rows_clamped_to_the_same_distance_tie_by_id_past_the_top_k_cut() -> Non
     assert [(m.id, m.distance) for m in farthest] == [("f0", 2.0)]
 
 
-def test_summaries_show_what_each_record_holds_with_absent_fields_as_none() -> None:
+def test_a_row_shows_what_its_record_holds_with_absent_fields_as_none() -> None:
     full = StoredDecision(
         id="full",
         title="Use Kafka",
@@ -288,18 +300,17 @@ def test_summaries_show_what_each_record_holds_with_absent_fields_as_none() -> N
         [IndexedRecord(d.id, d, unit_vectors(1, 4, n)[0], "") for n, d in enumerate([full, bare])]
     )
     with built.reading():
-        plain = built.summaries([1, 0], reasons=False)
-        with_reasons = built.summaries([0, 1], reasons=True)
-    assert plain == [
-        {"id": "bare", **dict.fromkeys(bare.summary), "reasons": None},
-        {"id": "full", **full.summary, "reasons": None},
+        shown = built.shown([1, 0])
+        reasons = built.reason_types([0, 1])
+    assert shown == [
+        ("bare", *[None] * len(bare.summary)),
+        ("full", *full.summary.values()),
     ]
-    assert plain[1]["confidence"] == 0.85 and plain[1]["recorded_by"] == "agent-7"
-    assert [s["reasons"] for s in with_reasons] == [["analysis", "pattern"], []]
-    assert with_reasons[0] == {**plain[1], "reasons": ["analysis", "pattern"]}
+    assert shown[1][3] == 0.85 and shown[1][-1] == "agent-7"
+    assert reasons == [["analysis", "pattern"], []]
 
 
-def test_summaries_follow_their_records_through_updates_and_compaction() -> None:
+def test_shown_fields_follow_their_records_through_updates_and_compaction() -> None:
     """A result's shown fields are kept by row: updates tombstone rows, compaction
     renumbers them, and every row still shows its own record's current fields."""
     built = SearchIndex()
@@ -323,11 +334,11 @@ def test_summaries_follow_their_records_through_updates_and_compaction() -> None
     built.upsert(version(3)[1::2])
     with built.reading():
         assert len(built) == count
-        shown = built.summaries(list(range(count)), reasons=False)
-    titles = {s["id"]: s["title"] for s in shown}
+        shown = built.shown(list(range(count)))
+    titles = {s[0]: s[1] for s in shown}
     assert len(titles) == count
     assert all(titles[f"r{i}"] == f"v{2 if i % 2 == 0 else 3} r{i}" for i in range(count))
-    assert shown[0]["confidence"] == int(shown[0]["id"][1:]) / count
+    assert shown[0][3] == int(shown[0][0][1:]) / count
 
 
 def test_a_row_shows_the_same_distance_in_every_mode_and_under_every_filter() -> None:
