@@ -207,6 +207,12 @@ class LiveIndex:
         with _collector_paused():
             for page in self._store.pages(documents=True, embeddings=True, readers=READERS):
                 self.index.upsert(_records(page))
+            # The loaded rows live as long as the process: out of the collector's reach
+            # (gc.freeze), or each full collection would traverse their millions of objects,
+            # one query's pause (70 ms at 100k here, growing with the store). Garbage is
+            # collected first, so none is frozen with them.
+            gc.collect()
+            gc.freeze()
         # Here, not at the first keyword query: the first queries after a start, which a
         # replica joining a load balancer gets at once, then cost what later ones do.
         self.index.warm()
