@@ -318,7 +318,7 @@ def planner() -> None:
     for fraction in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
         mask = rng.random(n) < fraction
         rows = np.flatnonzero(mask)
-        gather = min(timed(lambda r=rows: matrix.matrix[r] @ q)[0] for _ in range(20))
+        gather = min(timed(lambda r=rows: matrix._gathered_dot(r, q))[0] for _ in range(20))
         scan = min(timed(lambda r=rows: (matrix.matrix @ q)[r])[0] for _ in range(20))
         print(f"{fraction:>6.0%} | {gather:>9.2f} | {scan:>8.2f}")
 
