@@ -339,8 +339,9 @@ class SearchIndex:
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
 
     def _exact_in_memory(self) -> bool:
-        """Whether the exact vectors are the index's own (float32), not read from Chroma."""
-        return self._vectors.dtype == np.float32
+        """Whether the exact vectors are the index's own, not read from Chroma: float32, or
+        float16 with no `exact_vectors` given (then widened)."""
+        return self._exact_vectors is None or self._vectors.dtype == np.float32
 
     def _scan_error(self) -> float:
         """How far a scan's inner product may be from the exact one: float16 vectors err by
@@ -356,10 +357,11 @@ class SearchIndex:
         the one value every mode shows for a row, however a scan summed it."""
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float64)
-        if self._exact_vectors is not None and self._vectors.dtype != np.float32:
-            vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
-        else:
+        if self._exact_in_memory():
             vectors = self._vectors.vectors(rows)
+        else:
+            assert self._exact_vectors is not None
+            vectors = self._exact_vectors([self._ids[r] for r in rows.tolist()])
         dots: npt.NDArray[np.float64] = np.asarray(vectors, np.float64) @ query.astype(np.float64)
         return dots
 

@@ -86,9 +86,6 @@ class Hits:
     scores: Sequence[float | None] | None = None
     explains: Sequence[dict[str, Any]] | None = None
 
-    def __len__(self) -> int:
-        return len(self.shown)
-
     def to_wire(self) -> list[dict[str, Any]]:
         """One JSON object per hit, keys in DecisionSummary's wire order (its dump's)."""
         wire = [
