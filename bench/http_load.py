@@ -5,10 +5,11 @@ scale_bench.py left (`--store DIR`: the Chroma folder, collection `bench`), wait
 /ready (the index loaded), then for each concurrency runs, for `--seconds` each:
 `cstp.queryDecisions` (semantic, the ~0.1% filter, limit 10), then `GET /health` as the
 ceiling of the HTTP stack. Also measures the query embedder alone on the same cores (one
-thread per core), the ceiling the issue asks 80% of. Counts -32003 answers. Beside each
-row, the CPU time per request of the server process and of this load generator (which
-shares the cores), against the model's CPU time per query alone: the budget that decides
-how close to the embedder's ceiling the service can come.
+thread per core): one query a call, the ceiling the issue asks 80% of (`/alone`), and,
+for a batchable model, BATCH queries a call, the ceiling of a service that batches
+concurrent queries as this one does (`/batched`). Counts -32003 answers. Beside each row,
+the CPU time per request of the server process and of this load generator (which shares
+the cores), and the mean queries per model call in the server (`batch`, from /metrics).
 
     python bench/scale_bench.py --sizes 100000 --data /tmp/cstp-bench
     python bench/http_load.py --store /tmp/cstp-bench/100000 [--seconds 10]
@@ -52,9 +53,12 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_queries, generate_records, percentile
 
-from a2a.embeddings import load_embedder
+from a2a.embeddings import is_batchable, load_embedder
 
 FAST = "wordllama-l2-supercat-256"
+#: Queries per model call of the batched ceiling: MiniLM int8's CPU per query is flat from 4
+#: to 32 (a2a.embeddings.batching.MAX_BATCH).
+BATCH = 8
 NARROW = {"category": "architecture", "stakes": "critical", "minConfidence": 0.9}
 
 
@@ -123,8 +127,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def embedder_ceiling(model: str, seconds: float, threads: int) -> tuple[float, float]:
-    """(queries/s, CPU ms per query) of the embedding model alone with `threads` threads."""
+def embedder_ceiling(model: str, seconds: float, threads: int, batch: int) -> tuple[float, float]:
+    """(queries/s, CPU ms per query) of the embedding model alone with `threads` threads,
+    each calling it with `batch` queries at a time (1: `embed_query`; more: `embed_queries`,
+    as the service's dynamic batcher calls a batchable model under load)."""
     embedder = load_embedder(model)
     queries = generate_queries(200, seed=11)
     counts = [0] * threads
@@ -132,8 +138,14 @@ def embedder_ceiling(model: str, seconds: float, threads: int) -> tuple[float, f
 
     def work(i: int) -> None:
         while time.perf_counter() < deadline:
-            embedder.embed_query(queries[counts[i] % len(queries)])
-            counts[i] += 1
+            n = counts[i]
+            if batch == 1:
+                embedder.embed_query(queries[n % len(queries)])
+            else:
+                embedder.embed_queries(  # type: ignore[attr-defined]
+                    [queries[(n + j) % len(queries)] for j in range(batch)]
+                )
+            counts[i] += batch
 
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     cpu = cpu_seconds(os.getpid())
@@ -143,6 +155,13 @@ def embedder_ceiling(model: str, seconds: float, threads: int) -> tuple[float, f
         w.join()
     used = cpu_seconds(os.getpid()) - cpu
     return sum(counts) / seconds, used / max(sum(counts), 1) * 1000
+
+
+def batch_totals(base: str) -> tuple[float, float]:
+    """(sum, count) of the server's cstp_query_embedding_batch_size histogram so far."""
+    text = httpx.get(f"{base}/metrics", timeout=10).text
+    found = dict(re.findall(r"^cstp_query_embedding_batch_size_(sum|count) (\S+)$", text, re.M))
+    return float(found.get("sum", 0)), float(found.get("count", 0))
 
 
 def heavy_query(size: int, terms: int = 100) -> str:
@@ -241,15 +260,22 @@ def main() -> None:
         with served(args.store, args.model, port) as (base, _):
             stalls(base, args.seconds, int(args.store.name) if args.store.name.isdigit() else 0)
         return
-    ceiling, model_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1)
+    ceiling, model_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1, 1)
     print(
-        f"query embedder alone ({args.model}): {ceiling:,.0f} queries/s, "
+        f"query embedder alone ({args.model}), one query a call: {ceiling:,.0f} queries/s, "
         f"{model_ms:.2f} ms CPU per query"
     )
+    batched = None
+    if is_batchable(load_embedder(args.model)):
+        batched, batched_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1, BATCH)
+        print(
+            f"query embedder alone, {BATCH} queries a call: {batched:,.0f} queries/s, "
+            f"{batched_ms:.2f} ms CPU per query"
+        )
     with served(args.store, args.model, port) as (base, pid):
         print(
-            f"{'clients':>7} {'what':9} | {'req/s':>7} {'/embedder':>9} | "
-            f"{'p50 ms':>7} {'p99 ms':>7} | CPU ms/req: server, load | codes"
+            f"{'clients':>7} {'what':9} | {'req/s':>7} {'/alone':>7} {'/batched':>8} | "
+            f"{'p50 ms':>7} {'p99 ms':>7} | CPU ms/req: server, load | batch | codes"
         )
         for clients in (16, 64):
             body = {"filters": NARROW, "limit": 10}
@@ -258,14 +284,19 @@ def main() -> None:
                 ("health", f"{base}/health", None),
             ):
                 server_cpu, own_cpu = cpu_seconds(pid), cpu_seconds(os.getpid())
+                sizes, calls_before = batch_totals(base)
                 r = asyncio.run(drive(url, clients, args.seconds, payload))
                 calls = max(sum(r["codes"].values()), 1)
                 server_ms = (cpu_seconds(pid) - server_cpu) / calls * 1000
                 load_ms = (cpu_seconds(os.getpid()) - own_cpu) / calls * 1000
+                sizes_after, calls_after = batch_totals(base)
+                model_calls = calls_after - calls_before
+                mean = f"{(sizes_after - sizes) / model_calls:5.1f}" if model_calls else "    -"
+                of_batched = f"{r['rps'] / batched:>8.0%}" if batched else f"{'-':>8}"
                 print(
-                    f"{clients:>7} {what:9} | {r['rps']:>7.0f} {r['rps'] / ceiling:>8.0%} | "
-                    f"{r['p50']:>7.1f} {r['p99']:>7.1f} | {server_ms:>18.2f} {load_ms:>5.2f} | "
-                    f"{r['codes']}",
+                    f"{clients:>7} {what:9} | {r['rps']:>7.0f} {r['rps'] / ceiling:>7.0%} "
+                    f"{of_batched} | {r['p50']:>7.1f} {r['p99']:>7.1f} | "
+                    f"{server_ms:>18.2f} {load_ms:>5.2f} | {mean} | {r['codes']}",
                     flush=True,
                 )
 

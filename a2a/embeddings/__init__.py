@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from a2a.embeddings.base import Embedder, EmbeddingModelError, is_static
+from a2a.embeddings.base import Embedder, EmbeddingModelError, is_batchable, is_static
 
 DEFAULT_MODEL: Final = "all-minilm-l6-v2-int8"
 
@@ -55,6 +55,7 @@ __all__ = [
     "MODELS",
     "Embedder",
     "EmbeddingModelError",
+    "is_batchable",
     "is_static",
     "load_embedder",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.resources
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,11 +11,14 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.embeddings.base import EmbeddingModelError
+from a2a.embeddings.batching import available_cores
 
 # sentence-transformers' all-MiniLM-L6-v2 embeds at most 256 word pieces; longer text is cut.
 MAX_TOKENS = 256
 # Small batches keep padding waste low on long, uneven documents.
 BATCH_SIZE = 16
+#: Word pieces a group of queries may be padded past twice its shortest (embed_queries).
+PAD_SLACK = 8
 
 
 def _model_files() -> tuple[Path, Path]:
@@ -39,13 +41,6 @@ def _model_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
-def _cores() -> int:
-    """The cores this process may run on (all of them where the OS cannot say)."""
-    if hasattr(os, "sched_getaffinity"):  # Linux
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 class MiniLMOnnxEmbedder:
     """384-dim sentence embeddings: mean pooling over real tokens, then L2 normalisation.
 
@@ -62,6 +57,8 @@ class MiniLMOnnxEmbedder:
 
     name = "all-minilm-l6-v2-int8"
     dimension = 384
+    #: embed_queries gives each text its lone vector (a2a.embeddings.is_batchable).
+    batchable = True
 
     def __init__(self, threads: int = 1) -> None:
         import onnxruntime
@@ -70,7 +67,7 @@ class MiniLMOnnxEmbedder:
         model_path, tokenizer_path = _model_files()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
-        self._cores = _cores()
+        self._cores = available_cores()
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )
@@ -101,10 +98,43 @@ class MiniLMOnnxEmbedder:
         vector: list[float] = self._encode([text])[0].tolist()
         return vector
 
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Each text's vector, float32, shape (len(texts), 384), in few model calls on the
+        calling thread: bit for bit what `embed_query` gives each text alone (padding is
+        masked out of attention and pooling; tests/embeddings/test_batching.py checks the
+        identity over texts of 1-256 word pieces), so concurrent queries may share a call
+        (a2a.embeddings.batching).
+
+        Texts are grouped by length, each group padded only to its own longest (at most
+        twice its shortest, plus PAD_SLACK word pieces): a 256-piece text never makes 15
+        short ones pay for 256 pieces each.
+        """
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            end, bound = start + 1, 2 * lengths[order[start]] + PAD_SLACK
+            while end < len(order) and lengths[order[end]] <= bound:
+                end += 1
+            rows, width = order[start:end], lengths[order[end - 1]]
+            vectors[rows] = self._pooled(ids[rows, :width], mask[rows, :width])
+            start = end
+        return vectors
+
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        return self._pooled(ids, mask)
+
+    def _pooled(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float32]:
+        """Unit vectors of the padded word pieces `ids` (real where `mask` is 1)."""
         (hidden,) = self._session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},

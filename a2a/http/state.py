@@ -15,6 +15,7 @@ from a2a.auth.tokens import TokenTable
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.service import docs_service
+from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.http.mcp import mcp_server, session_manager
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
@@ -56,6 +57,8 @@ class AppState:
     mcp: StreamableHTTPSessionManager
     #: The in-process search index every read method answers from (a2a.index).
     index: LiveIndex
+    #: Concurrent queries' embeddings in shared model calls (None: the model is not batchable).
+    batcher: DynamicBatcher | None = None
     #: Agent cards already served, by (base URL, shape).
     cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
@@ -70,8 +73,11 @@ class AppState:
         return bool(self.tokens)
 
     def close(self) -> None:
-        """Stop the worker pool and parser, close the runtime (Chroma client, store lock)."""
+        """Stop the worker pool, the query batcher and the parser, close the runtime
+        (Chroma client, store lock)."""
         self.workers.close()
+        if self.batcher is not None:
+            self.batcher.close()
         self.dispatcher.close()
         self.runtime.close()
 
@@ -103,6 +109,12 @@ def build_state(
     except CatalogError as exc:
         raise StartupError(str(exc)) from None
     index = live_index(settings, runtime.store)
+    batcher = query_batcher(
+        runtime.embedder,
+        settings.worker_queue,
+        settings.worker_queue_timeout_seconds,
+        on_batch=metrics.query_batch_size.observe,
+    )
     methods = build_methods(
         QueryService(
             store,
@@ -112,6 +124,7 @@ def build_state(
             index=index,
             workers=workers,
             default_mode=settings.default_retrieval_mode,
+            batcher=batcher,
         ),
         SimilarityService(
             store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
@@ -147,6 +160,7 @@ def build_state(
             mcp_server(pipeline, calls, "cstp", __version__), settings.max_body_bytes
         ),
         index=index,
+        batcher=batcher,
     )
 
 

@@ -19,6 +19,8 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 OTHER_METHOD = "other"
 #: Histogram buckets of /cstp request wall time, in seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+#: Histogram buckets of queries per model call (a2a.embeddings.batching.MAX_BATCH is 16).
+BATCH_BUCKETS = (1, 2, 4, 8, 16)
 
 
 class Metrics:
@@ -58,6 +60,12 @@ class Metrics:
             "cstp_store_errors",
             "Chroma calls that failed, by kind: 'timeout' or 'failure' (any other error).",
             ["kind"],
+            registry=self.registry,
+        )
+        self.query_batch_size = Histogram(
+            "cstp_query_embedding_batch_size",
+            "Queries embedded per model call (a2a.embeddings.batching; batchable models only).",
+            buckets=BATCH_BUCKETS,
             registry=self.registry,
         )
         self.decisions = Gauge(

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.embeddings import Embedder, is_static
+from a2a.embeddings.batching import DynamicBatcher
 from a2a.index import Match, SearchIndex
 from a2a.index.columns import BoolArray
 from a2a.index.sync import LiveIndex
@@ -60,7 +61,10 @@ class QueryService:
     `index` defaults to a LiveIndex of `store` of the service's own, loaded at the first
     call; `workers` runs the embedding and the search off the event loop, except for a
     cheap query of a static embedder (INLINE_WORK; the index not being written), which is
-    answered on the event loop without a thread hop.
+    answered on the event loop without a thread hop. With `batcher` (a model whose
+    batched vectors equal its lone ones), queries are embedded there, concurrent ones in
+    shared model calls, and the search follows the same rule: on the event loop when
+    cheap, else in a worker.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class QueryService:
         index: LiveIndex | None = None,
         workers: WorkerPool | None = None,
         default_mode: RetrievalMode = "semantic",
+        batcher: DynamicBatcher | None = None,
     ) -> None:
         self._embedder = embedder
         self._default_mode = default_mode
@@ -82,6 +87,7 @@ class QueryService:
         self._live = index or LiveIndex(store.sync)
         self._workers = workers or store.workers
         self._static = is_static(embedder)
+        self._batcher = batcher
         # Loop time answers on the idle path may still take (see INLINE_SHARE), and when.
         self._inline_credit, self._credited_at = INLINE_BURST_SECONDS, time.perf_counter()
 
@@ -102,9 +108,14 @@ class QueryService:
         """
         started = self._clock()
         index = await self._live.current()
-        hits = self._answer_inline(index, params) if self._static else None
+        vector, hits = None, None
+        if self._batcher is not None:
+            vector = await self._batcher.embed(params.query)
+            hits = self._answer_inline(index, params, vector)
+        elif self._static:
+            hits = self._answer_inline(index, params)
         if hits is None:
-            hits = await self._workers.run(lambda: self._answer(index, params))
+            hits = await self._workers.run(lambda: self._answer(index, params, vector))
         return QueryAnswer(
             hits=hits,
             query=params.query,
@@ -112,14 +123,26 @@ class QueryService:
             agent=self._agent_id,
         )
 
-    def _answer(self, index: SearchIndex, params: QueryDecisionsParams) -> Hits:
+    def _answer(
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> Hits:
         # Embedded before the read lock is taken: a writer never waits for the model.
-        vector = self._vector(params.query)
+        if vector is None:
+            vector = self._vector(params.query)
         with index.reading():
             return self._search(index, params, vector, *index.selection(params.filters))
 
-    def _answer_inline(self, index: SearchIndex, params: QueryDecisionsParams) -> Hits | None:
-        """The answer when it is cheap to compute here, else None (see INLINE_WORK).
+    def _answer_inline(
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> Hits | None:
+        """The answer when it is cheap to compute here, else None (see INLINE_WORK); the
+        query is embedded here unless `vector` is given.
 
         Never while a writer holds or waits for the index. Keyword and hybrid queries only
         while the pool is idle, and only once BM25's statistics are computed since the last
@@ -136,7 +159,9 @@ class QueryService:
             limit = IDLE_INLINE_WORK if idle else INLINE_WORK
             if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
-            answer = self._search(index, params, self._vector(params.query), mask, passing)
+            if vector is None:
+                vector = self._vector(params.query)
+            answer = self._search(index, params, vector, mask, passing)
             # Every answer given here counts against the idle path's share of the loop.
             self._inline_credit -= time.perf_counter() - started
             return answer

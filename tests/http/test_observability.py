@@ -60,6 +60,10 @@ async def test_metrics_need_no_token_and_count_calls_by_method_and_code(
     assert got[("cstp_rpc_calls_total", "code=-32001,method=other")] == 1
     assert got[("cstp_rpc_request_seconds_count", "")] == 2
     assert got[("cstp_rpc_requests_in_flight", "")] == 0
+    # One query reached the model (MiniLM, batched), alone; the empty one was refused first.
+    assert got[("cstp_query_embedding_batch_size_count", "")] == 1
+    assert got[("cstp_query_embedding_batch_size_sum", "")] == 1
+    assert got[("cstp_query_embedding_batch_size_bucket", "le=1.0")] == 1
     assert got[("cstp_decisions", "")] == len(SAMPLE)
     assert got[("cstp_store_up", "")] == 1
 
