@@ -32,12 +32,12 @@ def is_static(embedder: Embedder) -> bool:
 
 
 def is_batchable(embedder: Embedder) -> bool:
-    """Whether `embedder` declares `batchable = True`: its `embed_queries(texts)` returns
-    a float32 array of shape (len(texts), dimension) whose rows are, bit for bit, what
-    `embed_query` gives each text alone (MiniLM int8; tests/embeddings assert it), so
-    concurrent queries may share one model call (a2a.embeddings.batching)."""
+    """Whether `embedder` declares `batchable = True`: its `query_groups(texts)` yields
+    (positions in `texts`, float32 vectors of shape (n, dimension)) groups whose rows are,
+    bit for bit, what `embed_query` gives each text alone (MiniLM int8; tests/embeddings
+    assert it), so concurrent queries may share one model call (a2a.embeddings.batching)."""
     return getattr(embedder, "batchable", False) is True and callable(
-        getattr(embedder, "embed_queries", None)
+        getattr(embedder, "query_groups", None)
     )
 
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import os
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,8 +32,13 @@ from a2a.workers import Saturated
 #: The most queries one model call takes. MiniLM int8's CPU per query is flat from 4 to
 #: 32 (4.1-4.0 ms against 5.7 alone); 16 bounds what one slow call holds back.
 MAX_BATCH = 16
+#: How often an idle model thread checks that the main thread still runs (interpreter exit).
+IDLE_CHECK_SECONDS = 0.5
 
-EmbedBatch = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+#: texts -> (positions in texts, their float32 vectors) per group, as each is computed.
+EmbedGroups = Callable[
+    [Sequence[str]], Iterable[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]
+]
 
 
 def available_cores() -> int:
@@ -54,65 +59,65 @@ def query_batcher(
     or is static (its queries cost ~0.1 ms: a thread hop would cost more)."""
     if not is_batchable(embedder) or is_static(embedder):
         return None
-    embed_queries: EmbedBatch = embedder.embed_queries  # type: ignore[attr-defined]
+    query_groups: EmbedGroups = embedder.query_groups  # type: ignore[attr-defined]
     return DynamicBatcher(
-        embed_queries, available_cores(), queue, max_wait_seconds, on_batch=on_batch
+        query_groups, available_cores(), queue, max_wait_seconds, on_batch=on_batch
     )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared by identity: a deque's remove() finds this one
 class _Request:
     text: str
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[npt.NDArray[np.float32]]
-    queued: float
 
 
 class DynamicBatcher:
-    """Query embeddings from `embed_batch` (texts -> float32 array of shape (n, dimension)),
-    computed on `threads` threads of its own, each taking up to `max_batch` waiting
-    queries at once. `on_batch(size)` is called from a model thread after each model call
-    that answered (a Prometheus histogram's `observe`).
+    """Query embeddings from `embed_groups` (texts -> groups of (positions, float32 vectors
+    of shape (n, dimension)), computed lazily), on `threads` threads of its own, each
+    taking up to `max_batch` waiting queries at once and handing out each group's vectors
+    as soon as it is computed. `on_batch(size)` is called from a model thread as each call
+    starts (a Prometheus histogram's `observe`).
 
     A free thread takes its share of what waits, ceil(waiting / threads), at most
     `max_batch`: two threads split a backlog of 16 into two calls of 8, not one of 16 and
     an idle core, and two queries waiting for two threads never share a call (~9.7 ms
-    together against ~5.7 ms each, side by side). `embed_batch` must give each text the
+    together against ~5.7 ms each, side by side). `embed_groups` must give each text the
     vector it would get alone, bit for bit (a2a.embeddings.is_batchable): then batching
     changes no answer.
 
-    Overload is refused as the worker pool refuses it (a2a.workers.WorkerPool):
-    Saturated (CSTP -32005) when `queue` queries already wait beyond the threads free to
-    take them, or when a query waited longer than `max_wait_seconds` before a thread took
-    it; nothing is embedded for a refused or cancelled query. Thread-safe; `embed` may be
-    awaited from any event loop.
+    Overload is refused as the worker pool refuses it (a2a.workers.WorkerPool): Saturated
+    (CSTP -32005) at once when `queue` queries already wait beyond the threads free to
+    take them, and when a query is still waiting `max_wait_seconds` after it came (a timer
+    on its loop; a query that found a thread free is never timed out). Nothing is embedded
+    for a refused or cancelled query. Thread-safe; `embed` may be awaited from any event
+    loop. The threads are not daemons: at interpreter exit they finish the model call in
+    hand (a daemon thread killed inside onnxruntime aborts the process) and stop within
+    IDLE_CHECK_SECONDS once the main thread has ended.
     """
 
     def __init__(
         self,
-        embed_batch: EmbedBatch,
+        embed_groups: EmbedGroups,
         threads: int,
         queue: int,
         max_wait_seconds: float,
         max_batch: int = MAX_BATCH,
-        clock: Callable[[], float] = time.monotonic,
         on_batch: Callable[[int], None] | None = None,
     ) -> None:
         if threads < 1 or max_batch < 1:
             raise ValueError("threads and max_batch must be at least 1")
-        self._embed_batch = embed_batch
+        self._embed_groups = embed_groups
         self._queue = queue
         self._max_wait = max_wait_seconds
         self._max_batch = max_batch
-        self._clock = clock
         self._waiting: deque[_Request] = deque()
         self._changed = threading.Condition()
         self._closed = False
         self._idle = 0  # threads waiting for work
         self._on_batch = on_batch
         self._threads = [
-            threading.Thread(target=self._serve, name=f"cstp-embed-{i}", daemon=True)
-            for i in range(threads)
+            threading.Thread(target=self._serve, name=f"cstp-embed-{i}") for i in range(threads)
         ]
         for thread in self._threads:
             thread.start()
@@ -122,6 +127,11 @@ class DynamicBatcher:
         """Queries waiting for a model thread right now."""
         return len(self._waiting)
 
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds a refused caller is told to wait, at least 1."""
+        return max(1, math.ceil(self._max_wait))
+
     async def embed(self, text: str) -> npt.NDArray[np.float32]:
         """The query's vector, float32, shape (dimension,).
 
@@ -130,14 +140,18 @@ class DynamicBatcher:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[npt.NDArray[np.float32]] = loop.create_future()
+        request = _Request(text, loop, future)
         with self._changed:
             if self._closed:
                 raise RuntimeError("the query embedder is closed")
             # As in the worker pool, `queue` counts the queries no free thread is there for.
-            if len(self._waiting) >= self._queue + self._idle:
-                raise Saturated(max(1, math.ceil(self._max_wait)))
-            self._waiting.append(_Request(text, loop, future, self._clock()))
+            beyond = len(self._waiting) - self._idle
+            if beyond >= self._queue:
+                raise Saturated(self.retry_after)
+            self._waiting.append(request)
             self._changed.notify()
+        timer = None if beyond < 0 else loop.call_later(self._max_wait, self._expire, request)
+        future.add_done_callback(functools.partial(self._finished, request, timer))
         return await future
 
     def close(self) -> None:
@@ -149,13 +163,41 @@ class DynamicBatcher:
             self._changed.notify_all()
         _deliver(left, None, RuntimeError("the query embedder is closed"))
 
+    def _expire(self, request: _Request) -> None:
+        """On the caller's loop, `max_wait_seconds` after it came: refuse it if no thread
+        has taken it yet."""
+        if self._withdraw(request) and not request.future.done():
+            request.future.set_exception(Saturated(self.retry_after))
+
+    def _finished(
+        self, request: _Request, timer: asyncio.TimerHandle | None, future: object
+    ) -> None:
+        if timer is not None:
+            timer.cancel()
+        if request.future.cancelled():  # the caller is gone: no model time for it
+            self._withdraw(request)
+
+    def _withdraw(self, request: _Request) -> bool:
+        """Take `request` out of the queue; False when a thread already took it."""
+        with self._changed:
+            try:
+                self._waiting.remove(request)
+            except ValueError:
+                return False
+            return True
+
     def _take(self) -> list[_Request] | None:
-        """The next batch for the calling thread, None once closed."""
+        """The next batch for the calling thread, None once closed or the main thread is
+        gone (interpreter exit)."""
         with self._changed:
             self._idle += 1
-            while not self._waiting and not self._closed:
-                self._changed.wait()
-            self._idle -= 1
+            try:
+                while not self._waiting and not self._closed:
+                    idle_long = not self._changed.wait(IDLE_CHECK_SECONDS)
+                    if idle_long and not threading.main_thread().is_alive():
+                        return None
+            finally:
+                self._idle -= 1
             if self._closed:
                 return None
             share = -(-len(self._waiting) // len(self._threads))  # ceil
@@ -166,50 +208,43 @@ class DynamicBatcher:
             self._embed(batch)
 
     def _embed(self, batch: list[_Request]) -> None:
-        """One model call for the requests of `batch` that did not wait too long."""
-        now = self._clock()
-        late = [r for r in batch if now - r.queued > self._max_wait]
-        _deliver(late, None, Saturated(max(1, math.ceil(self._max_wait))))
-        # A cancelled caller's future stays cancelled: reading it here is only a hint.
-        batch = [r for r in batch if now - r.queued <= self._max_wait and not r.future.cancelled()]
-        if not batch:
-            return
+        """One model call for `batch`, each group's vectors handed out as it is computed."""
         try:
-            vectors = self._embed_batch([r.text for r in batch])
-        except BaseException as exc:
+            groups = iter(self._embed_groups([r.text for r in batch]))
+            if self._on_batch is not None:  # before any answer: its caller sees it counted
+                self._on_batch(len(batch))
+            for rows, vectors in groups:
+                _deliver([batch[row] for row in rows.tolist()], vectors, None)
+        except BaseException as exc:  # to every request not yet answered (_settle checks)
             _deliver(batch, None, exc)
-            return
-        if self._on_batch is not None:  # before the answers: a caller then sees it counted
-            self._on_batch(len(batch))
-        _deliver(batch, vectors, None)
 
 
 def _deliver(
-    batch: list[_Request],
+    requests: list[_Request],
     vectors: npt.NDArray[np.float32] | None,
     error: BaseException | None,
 ) -> None:
-    """Hand each request its row of `vectors` (or `error`) on its own loop: one wake-up
-    of each loop per batch, not one per query."""
+    """Hand each request its vector (row i of `vectors` for the i-th request) or `error`
+    on its own loop: one wake-up of each loop per group, not one per query."""
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[int, _Request]]] = {}
-    for row, request in enumerate(batch):
-        by_loop.setdefault(request.loop, []).append((row, request))
-    for loop, requests in by_loop.items():
+    for i, request in enumerate(requests):
+        by_loop.setdefault(request.loop, []).append((i, request))
+    for loop, pairs in by_loop.items():
         # A closed loop raises RuntimeError: nobody waits for these any more.
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_settle, requests, vectors, error)
+            loop.call_soon_threadsafe(_settle, pairs, vectors, error)
 
 
 def _settle(
-    requests: list[tuple[int, _Request]],
+    pairs: list[tuple[int, _Request]],
     vectors: npt.NDArray[np.float32] | None,
     error: BaseException | None,
 ) -> None:
-    for row, request in requests:
-        if request.future.done():  # the caller stopped waiting (cancelled)
+    for i, request in pairs:
+        if request.future.done():  # cancelled, or refused by its timer
             continue
         if error is not None:
             request.future.set_exception(error)
         else:
             assert vectors is not None
-            request.future.set_result(vectors[row])
+            request.future.set_result(vectors[i])

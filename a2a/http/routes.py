@@ -19,6 +19,7 @@ from a2a.rpc.errors import ErrorObject
 from a2a.rpc.methods import CallContext
 from a2a.rpc.pipeline import Outcome
 from a2a.store import EmbeddingModelMismatch, StoreUnavailable
+from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +87,16 @@ async def health(request: Request) -> Response:
 async def ready(request: Request) -> Response:
     """Readiness: 200 when Chroma answers with the right embedding model, else 503.
 
-    The 503 says why in a short word (`chroma unreachable`, `model mismatch`, `warming`);
-    the Chroma URL, data path and exception text go to the log only (CONTRACT.md section
+    The 503 says why in a short word (`chroma unreachable`, `model mismatch`, `warming`,
+    `saturated`: no worker thread was free to ask Chroma, so send traffic elsewhere); the
+    Chroma URL, data path and exception text go to the log only (CONTRACT.md section
     Transport).
     """
     state = state_of(request)
     try:
         await state.store.check()
+    except Saturated:
+        return _not_ready("saturated")
     except StoreUnavailable as exc:
         log.warning("not ready: %s", exc)
         return _not_ready("chroma unreachable")

@@ -11,6 +11,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from a2a.rpc import protocol
 from a2a.rpc.pipeline import Outcome
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
+from a2a.workers import Saturated
 
 #: Prometheus' text exposition format, the Content-Type of GET /metrics.
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -110,11 +111,14 @@ class Metrics:
 
         When Chroma fails, or does not answer within `timeout_seconds` (counted as a store
         error of kind `timeout`), `cstp_store_up` is 0 and `cstp_decisions` keeps its last value,
-        so a scrape is never held up by a slow store.
+        so a scrape is never held up by a slow store. When no worker thread is free to ask
+        (Saturated), both keep their last values: Chroma is not at fault.
         """
         with anyio.move_on_after(timeout_seconds) as scope:
             try:
                 self.decisions.set(await count())
+            except Saturated:
+                return
             except (StoreUnavailable, EmbeddingModelMismatch):
                 self.store_up.set(0)
             else:

@@ -40,11 +40,14 @@ class Batchable(Undeclared):
         self.lone += 1
         return super().embed_query(text)
 
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def query_groups(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
         if not self.entered.is_set():
             self.entered.set()
             assert self.go.wait(10)
-        return np.array([self._inner.embed_query(t) for t in texts], dtype=np.float32)
+        vectors = np.array([self._inner.embed_query(t) for t in texts], dtype=np.float32)
+        yield np.arange(len(texts)), vectors
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +75,7 @@ async def test_concurrent_queries_share_model_calls_and_get_the_unbatched_answer
     reference = QueryService(AsyncStore(store, 10), fast, "a")
     want = {t: (await reference.query_decisions(params(t))).model_dump() for t in TEXTS}
     model, sizes, pool = Batchable(fast), [], Counted()
-    batcher = DynamicBatcher(model.embed_queries, 1, 10, 5, on_batch=sizes.append)
+    batcher = DynamicBatcher(model.query_groups, 1, 10, 5, on_batch=sizes.append)
     service = QueryService(
         AsyncStore(store, 10), model, "a", index=reference._live, workers=pool, batcher=batcher
     )
@@ -104,7 +107,7 @@ async def test_a_query_too_big_for_the_loop_goes_to_a_worker_with_the_batched_ve
     want = [d.id for d in (await reference.query_decisions(params(TEXTS[0], mode))).decisions]
     model, pool = Batchable(fast), Counted()
     model.go.set()
-    batcher = DynamicBatcher(model.embed_queries, 1, 10, 5)
+    batcher = DynamicBatcher(model.query_groups, 1, 10, 5)
     service = QueryService(
         AsyncStore(store, 10), model, "a", index=reference._live, workers=pool, batcher=batcher
     )
@@ -124,7 +127,7 @@ async def test_an_index_write_never_waits_for_a_query_in_the_batcher(
     reference = QueryService(AsyncStore(store, 10), fast, "a")
     want = [d.id for d in (await reference.query_decisions(params(TEXTS[0]))).decisions]
     model = Batchable(fast)
-    batcher = DynamicBatcher(model.embed_queries, 1, 10, 5)
+    batcher = DynamicBatcher(model.query_groups, 1, 10, 5)
     service = QueryService(
         AsyncStore(store, 10), model, "a", index=reference._live, batcher=batcher
     )
