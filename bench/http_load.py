@@ -53,7 +53,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_queries, generate_records, percentile
 
-from a2a.embeddings import is_batchable, load_embedder
+from a2a.embeddings import Embedder, is_batchable, load_embedder
 
 FAST = "wordllama-l2-supercat-256"
 #: Queries per model call of the batched ceiling: MiniLM int8's CPU per query is flat from 4
@@ -127,11 +127,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def embedder_ceiling(model: str, seconds: float, threads: int, batch: int) -> tuple[float, float]:
+def embedder_ceiling(
+    embedder: Embedder, seconds: float, threads: int, batch: int
+) -> tuple[float, float]:
     """(queries/s, CPU ms per query) of the embedding model alone with `threads` threads,
-    each calling it with `batch` queries at a time (1: `embed_query`; more: `embed_queries`,
+    each calling it with `batch` queries at a time (1: `embed_query`; more: `query_groups`,
     as the service's dynamic batcher calls a batchable model under load)."""
-    embedder = load_embedder(model)
     queries = generate_queries(200, seed=11)
     counts = [0] * threads
     deadline = time.perf_counter() + seconds
@@ -142,9 +143,9 @@ def embedder_ceiling(model: str, seconds: float, threads: int, batch: int) -> tu
             if batch == 1:
                 embedder.embed_query(queries[n % len(queries)])
             else:
-                embedder.embed_queries(  # type: ignore[attr-defined]
-                    [queries[(n + j) % len(queries)] for j in range(batch)]
-                )
+                texts = [queries[(n + j) % len(queries)] for j in range(batch)]
+                for _ in embedder.query_groups(texts):  # type: ignore[attr-defined]
+                    pass
             counts[i] += batch
 
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
@@ -260,14 +261,15 @@ def main() -> None:
         with served(args.store, args.model, port) as (base, _):
             stalls(base, args.seconds, int(args.store.name) if args.store.name.isdigit() else 0)
         return
-    ceiling, model_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1, 1)
+    embedder = load_embedder(args.model)
+    ceiling, model_ms = embedder_ceiling(embedder, 5, os.cpu_count() or 1, 1)
     print(
         f"query embedder alone ({args.model}), one query a call: {ceiling:,.0f} queries/s, "
         f"{model_ms:.2f} ms CPU per query"
     )
     batched = None
-    if is_batchable(load_embedder(args.model)):
-        batched, batched_ms = embedder_ceiling(args.model, 5, os.cpu_count() or 1, BATCH)
+    if is_batchable(embedder):
+        batched, batched_ms = embedder_ceiling(embedder, 5, os.cpu_count() or 1, BATCH)
         print(
             f"query embedder alone, {BATCH} queries a call: {batched:,.0f} queries/s, "
             f"{batched_ms:.2f} ms CPU per query"

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
 from a2a.http.app import create_app
@@ -164,17 +165,26 @@ def index_records(
 
 
 @asynccontextmanager
-async def app_client(settings: Settings, embedder: Embedder) -> AsyncIterator[httpx.AsyncClient]:
-    """The app over ASGI with its lifespan running, on an opened runtime."""
+async def served_app(
+    settings: Settings, embedder: Embedder
+) -> AsyncIterator[tuple[Starlette, httpx.AsyncClient]]:
+    """The app, with its lifespan running on an opened runtime, and a client over ASGI."""
     runtime = Runtime.open(settings, role="test", embedder=embedder)
     app = create_app(settings, runtime)
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://cstp.test") as c:
-                yield c
+                yield app, c
     finally:
         runtime.close()
+
+
+@asynccontextmanager
+async def app_client(settings: Settings, embedder: Embedder) -> AsyncIterator[httpx.AsyncClient]:
+    """The app over ASGI with its lifespan running, on an opened runtime."""
+    async with served_app(settings, embedder) as (_, client):
+        yield client
 
 
 def rpc_call(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:

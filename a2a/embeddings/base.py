@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -32,13 +33,18 @@ def is_static(embedder: Embedder) -> bool:
 
 
 def is_batchable(embedder: Embedder) -> bool:
-    """Whether `embedder` declares `batchable = True`: its `query_groups(texts)` yields
-    (positions in `texts`, float32 vectors of shape (n, dimension)) groups whose rows are,
-    bit for bit, what `embed_query` gives each text alone (MiniLM int8; tests/embeddings
-    assert it), so concurrent queries may share one model call (a2a.embeddings.batching)."""
-    return getattr(embedder, "batchable", False) is True and callable(
-        getattr(embedder, "query_groups", None)
-    )
+    """Whether `embedder` has `query_groups(texts)`, which yields (positions in `texts`,
+    float32 vectors of shape (n, dimension)) groups whose rows are, bit for bit, what
+    `embed_query` gives each text alone (MiniLM int8; tests/embeddings assert it), so
+    concurrent queries may share one model call (a2a.embeddings.batching)."""
+    return callable(getattr(embedder, "query_groups", None))
+
+
+def available_cores() -> int:
+    """The cores this process may run on (all of them where the OS cannot say)."""
+    if hasattr(os, "sched_getaffinity"):  # Linux
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 class EmbeddingModelError(RuntimeError):

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import functools
 import math
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from a2a.embeddings.base import Embedder, is_batchable, is_static
+from a2a.embeddings.base import Embedder, available_cores, is_batchable, is_static
 from a2a.workers import Saturated
 
 #: The most queries one model call takes. MiniLM int8's CPU per query is flat from 4 to
@@ -39,13 +38,6 @@ IDLE_CHECK_SECONDS = 0.5
 EmbedGroups = Callable[
     [Sequence[str]], Iterable[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]
 ]
-
-
-def available_cores() -> int:
-    """The cores this process may run on (all of them where the OS cannot say)."""
-    if hasattr(os, "sched_getaffinity"):  # Linux
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def query_batcher(
@@ -68,7 +60,6 @@ def query_batcher(
 @dataclass(slots=True, eq=False)  # compared by identity: a deque's remove() finds this one
 class _Request:
     text: str
-    loop: asyncio.AbstractEventLoop
     future: asyncio.Future[npt.NDArray[np.float32]]
 
 
@@ -140,7 +131,7 @@ class DynamicBatcher:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[npt.NDArray[np.float32]] = loop.create_future()
-        request = _Request(text, loop, future)
+        request = _Request(text, future)
         with self._changed:
             if self._closed:
                 raise RuntimeError("the query embedder is closed")
@@ -228,7 +219,7 @@ def _deliver(
     on its own loop: one wake-up of each loop per group, not one per query."""
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[int, _Request]]] = {}
     for i, request in enumerate(requests):
-        by_loop.setdefault(request.loop, []).append((i, request))
+        by_loop.setdefault(request.future.get_loop(), []).append((i, request))
     for loop, pairs in by_loop.items():
         # A closed loop raises RuntimeError: nobody waits for these any more.
         with contextlib.suppress(RuntimeError):

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from a2a.embeddings.base import EmbeddingModelError
-from a2a.embeddings.batching import available_cores
+from a2a.embeddings.base import EmbeddingModelError, available_cores
 
 # sentence-transformers' all-MiniLM-L6-v2 embeds at most 256 word pieces; longer text is cut.
 MAX_TOKENS = 256
@@ -59,8 +58,6 @@ class MiniLMOnnxEmbedder:
 
     name = "all-minilm-l6-v2-int8"
     dimension = 384
-    #: query_groups gives each text its lone vector (a2a.embeddings.is_batchable).
-    batchable = True
 
     def __init__(self, threads: int = 1) -> None:
         import onnxruntime
@@ -100,13 +97,6 @@ class MiniLMOnnxEmbedder:
         vector: list[float] = self._encode([text])[0].tolist()
         return vector
 
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Each text's vector, float32, shape (len(texts), 384): `query_groups` gathered."""
-        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for rows, group in self.query_groups(texts):
-            vectors[rows] = group
-        return vectors
-
     def query_groups(
         self, texts: Sequence[str]
     ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
@@ -124,9 +114,7 @@ class MiniLMOnnxEmbedder:
         are not stacked (16 of 256 pieces in one call took +257 MiB and 111 ms a text,
         against 88 ms alone).
         """
-        encodings = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask = self._tokens(texts)
         lengths = mask.sum(axis=1)
         order = np.argsort(lengths, kind="stable")
         start = 0
@@ -143,10 +131,14 @@ class MiniLMOnnxEmbedder:
             start = end
 
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        encodings = self._tokenizer.encode_batch(texts)
+        return self._pooled(*self._tokens(texts))
+
+    def _tokens(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(word-piece ids, attention mask), each of shape (len(texts), longest), padded."""
+        encodings = self._tokenizer.encode_batch(list(texts))
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        return self._pooled(ids, mask)
+        return ids, mask
 
     def _pooled(
         self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]

@@ -14,11 +14,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.embeddings import Embedder
-from a2a.http.app import create_app
-from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from a2a.store import ChromaDecisionStore
-from tests.conftest import SAMPLE, app_client, index_records, rpc_call
+from tests.conftest import SAMPLE, app_client, index_records, rpc_call, served_app
 
 TOKENS = "alice:alice-token-1"
 ALICE = {"authorization": "Bearer alice-token-1"}
@@ -208,26 +206,19 @@ async def test_a_saturated_pool_makes_ready_503_saturated_and_metrics_keep_their
         tmp_path, worker_threads=1, worker_queue=0, worker_queue_timeout_seconds=0.05
     )
     index_records(store_for(settings, embedder), embedder, SAMPLE)
-    runtime = Runtime.open(settings, role="test", embedder=embedder)
-    app = create_app(settings, runtime)
-    try:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                assert (await client.get("/ready")).status_code == 200
-                before = await scrape(client)
-                release = threading.Event()
-                blocker = asyncio.create_task(app.state.cstp.workers.run(lambda: release.wait(10)))
-                await asyncio.sleep(0.05)
-                try:
-                    ready = await client.get("/ready")
-                    during = await scrape(client)
-                finally:
-                    release.set()
-                    await blocker
-                assert (await client.get("/ready")).status_code == 200
-    finally:
-        runtime.close()
+    async with served_app(settings, embedder) as (app, client):
+        assert (await client.get("/ready")).status_code == 200
+        before = await scrape(client)
+        release = threading.Event()
+        blocker = asyncio.create_task(app.state.cstp.workers.run(lambda: release.wait(10)))
+        await asyncio.sleep(0.05)
+        try:
+            ready = await client.get("/ready")
+            during = await scrape(client)
+        finally:
+            release.set()
+            await blocker
+        assert (await client.get("/ready")).status_code == 200
     assert ready.status_code == 503
     assert ready.json() == {"status": "unavailable", "reason": "saturated"}
     assert before[("cstp_decisions", "")] == during[("cstp_decisions", "")] == len(SAMPLE)

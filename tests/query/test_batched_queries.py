@@ -26,10 +26,8 @@ TEXTS = ["database migration", "rate limits", "caching layer", "auth tokens", "q
 
 
 class Batchable(Undeclared):
-    """A network-like model that declares batched vectors equal to lone ones (by making them
-    one by one); counts lone calls, and holds its first batched call until `go`."""
-
-    batchable = True
+    """A network-like model whose batched vectors equal its lone ones (it makes them one by
+    one); counts lone calls, and holds its first batched call until `go`."""
 
     def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
