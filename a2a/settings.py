@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     # check looks for other writers' records (their clock skew plus their slowest write).
     index_vector_dtype: Literal["float32", "float16"] = "float32"
     index_freshness_margin_seconds: PositiveSeconds = 10.0
+    # Snapshots of the search index (docs/scaling.md, Snapshots): the folder (None:
+    # <data_dir>/index/<collection>; replicas may share one, read-only for all but one),
+    # and the records from which one is written (below it a load from Chroma is quick).
+    index_snapshot_dir: Path | None = None
+    index_snapshot_min_records: int = Field(default=20_000, ge=0)
     # Auth and rate limits (README section Agents, tokens and rate limits).
     auth_tokens: AuthTokens = None
     auth_tokens_file: TokenFile = None

@@ -108,7 +108,7 @@ def build_state(
         docs = docs_service(settings.docs_catalog)
     except CatalogError as exc:
         raise StartupError(str(exc)) from None
-    index = live_index(settings, runtime.store)
+    index = live_index(settings, runtime.store, getattr(runtime.embedder, "dimension", None))
     batcher = query_batcher(
         runtime.embedder,
         settings.worker_queue,
@@ -164,13 +164,22 @@ def build_state(
     )
 
 
-def live_index(settings: Settings, store: ChromaDecisionStore) -> LiveIndex:
-    """The search index of `store` as the settings configure it (not yet loading)."""
+def live_index(
+    settings: Settings, store: ChromaDecisionStore, dimension: int | None = None
+) -> LiveIndex:
+    """The search index of `store` as the settings configure it (not yet loading), with
+    snapshots in CSTP_INDEX_SNAPSHOT_DIR (default <data_dir>/index/<collection>) of
+    vectors of `dimension` (the embedder's)."""
+    snapshots = settings.index_snapshot_dir or settings.data_dir / "index" / settings.collection
     return LiveIndex(
         store,
         timeout_seconds=settings.chroma_timeout_seconds,
         margin_ms=round(settings.index_freshness_margin_seconds * 1000),
         vector_dtype=settings.index_vector_dtype,
+        snapshots=snapshots,
+        model=settings.embedding_model,
+        dimension=dimension,
+        snapshot_min_records=settings.index_snapshot_min_records,
     )
 
 

@@ -103,6 +103,13 @@ class BM25Index:
     def __len__(self) -> int:
         return self._size
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a snapshot keeps (a2a.index.snapshot): the postings and lengths, not the
+        statistics computed for the current rows (recomputed at the first query)."""
+        state = self.__dict__.copy()
+        state["_snapshot"] = None
+        return state
+
     @property
     def lengths(self) -> npt.NDArray[np.float32]:
         """Terms per row (document length |d|)."""

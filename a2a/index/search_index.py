@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -13,6 +15,7 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
+from a2a.index.graph import GraphIndex
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
@@ -30,6 +33,19 @@ EXACT_AT_MOST = 256
 #: Compact when tombstoned rows pass this fraction of all rows (and MIN_COMPACT rows).
 COMPACT_FRACTION = 0.25
 MIN_COMPACT = 1024
+#: The planner (Qdrant's, in spirit): a semantic search walks the HNSW graph
+#: (a2a.index.graph) only when the index holds at least GRAPH_MIN_ROWS records and at least
+#: GRAPH_MIN_FRACTION of them pass the filter; elsewhere it scans exactly. Below these an
+#: exact scan is as fast, and a filter passing few rows cuts the graph into pieces a walk
+#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md).
+GRAPH_MIN_ROWS = 50_000
+GRAPH_MIN_FRACTION = 0.2
+#: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
+#: scored again exactly, and the breadth of its walk (efSearch, at least the candidates):
+#: the smallest that kept recall@10 >= 0.99 against exact search in bench/graph_bench.py.
+GRAPH_CANDIDATES_PER_RESULT = 2
+GRAPH_MIN_CANDIDATES = 40
+GRAPH_BREADTH = 256
 #: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
 _TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
@@ -92,13 +108,23 @@ class SearchIndex:
         self,
         vector_dtype: VectorDtype = "float32",
         exact_vectors: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+        *,
+        graph_min_rows: int | None = GRAPH_MIN_ROWS,
+        graph_min_fraction: float = GRAPH_MIN_FRACTION,
     ) -> None:
         """`vector_dtype` float16 halves the vectors' memory; its candidates are then
         re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
-        e.g. read from Chroma), or, without it, with the widened float16 vectors."""
+        e.g. read from Chroma), or, without it, with the widened float16 vectors.
+
+        The planner's knobs: the graph is built once `graph_min_rows` records are indexed
+        (None: never; 0 with `graph_min_fraction` 0.0 forces the approximate path on every
+        semantic search not asked to be exact, as the recall test does) and walked when at
+        least `graph_min_fraction` of the rows pass the filter."""
         self.lock = ReadWriteLock()
         self._vector_dtype: VectorDtype = vector_dtype
         self._exact_vectors = exact_vectors
+        self._graph_min_rows = graph_min_rows
+        self._graph_min_fraction = graph_min_fraction
         self._masks = MaskCache()
         self._reset()
 
@@ -109,6 +135,7 @@ class SearchIndex:
         self._row: dict[str, int] = {}
         self.columns = FilterColumns()
         self._vectors = VectorMatrix(dtype=self._vector_dtype)
+        self._graph: GraphIndex | None = None
         self._bm25 = BM25Index()
         self._tags = TagIndex()
         self._text: dict[str, list[str | None]] = {key: [] for key in _TEXT_KEYS}
@@ -219,6 +246,54 @@ class SearchIndex:
                 raise ValueError(f"the index keeps no field {name!r}")
         return found
 
+    # -- snapshots (a2a.index.snapshot) ----------------------------------------------------
+
+    def persist(self, folder: Path) -> list[Path]:
+        """Write the index's state into `folder` (call under `reading()`); returns the files:
+        vectors.npy, state.pickle, and the graph's files when there is a graph."""
+        vectors = folder / "vectors.npy"
+        state = {
+            "vectors": self._vectors.save(vectors),
+            "vector_dtype": self._vector_dtype,
+            "ids": self._ids,
+            "columns": self.columns,
+            "bm25": self._bm25,
+            "tags": self._tags,
+            "text": self._text,
+            "lists": self._lists,
+            "updated_at": self._updated_at,
+            "shown": self._shown,
+        }
+        pickled = folder / "state.pickle"
+        with pickled.open("wb") as handle:
+            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        graph = [] if self._graph is None else self._graph.save(folder)
+        return [vectors, pickled, *graph]
+
+    @classmethod
+    def restore(cls, folder: Path, **options: Any) -> SearchIndex:
+        """The index `persist` wrote into `folder`, vectors mapped (see VectorMatrix.load);
+        `options` are the constructor's. The graph is built afresh when the snapshot has
+        none and the index is past `graph_min_rows`."""
+        with (folder / "state.pickle").open("rb") as handle:
+            state = pickle.load(handle)
+        index = cls(state["vector_dtype"], **options)
+        index._vectors = VectorMatrix.load(folder / "vectors.npy", state["vectors"])
+        index._ids = state["ids"]
+        index._row = {record_id: row for row, record_id in enumerate(index._ids)}
+        index.columns = state["columns"]
+        for row in np.flatnonzero(~index.columns.alive).tolist():
+            del index._row[index._ids[row]]
+        index._bm25, index._tags = state["bm25"], state["tags"]
+        index._text, index._lists = state["text"], state["lists"]
+        index._updated_at, index._shown = state["updated_at"], state["shown"]
+        if (folder / "graph.faiss").exists():
+            index._graph = GraphIndex.load(folder)
+        elif index._graph_min_rows is not None and len(index._ids) >= index._graph_min_rows:
+            index._graph = GraphIndex.build(index._vectors)
+        index.warm()
+        return index
+
     # -- writes ------------------------------------------------------------------------------
 
     def upsert(self, records: Sequence[IndexedRecord]) -> None:
@@ -239,6 +314,7 @@ class SearchIndex:
             first = self.columns.append([record.decision for record in batch])
             rows = np.arange(first, first + len(batch), dtype=np.int64)
             self._vectors.append(vectors, rows)
+            self._grow_graph(vectors, rows)
             self._bm25.add(terms)
             self._tags.add([normalize_tags(record.decision.tags) for record in batch])
             for record, row in zip(batch, rows.tolist(), strict=True):
@@ -246,6 +322,21 @@ class SearchIndex:
                 self._row[record.id] = row
                 self._store_fields(record.id, record.decision)
             self._maybe_compact()
+
+    def _grow_graph(self, vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]) -> None:
+        """Add the new rows to the graph; build it from every row once the index reaches
+        `graph_min_rows` (only the rows' vectors: tombstoned ones never pass a mask)."""
+        if self._graph is not None:
+            self._graph.add(vectors, rows)
+            return
+        if self._graph_min_rows is None or len(self._ids) + len(rows) < self._graph_min_rows:
+            return
+        self._graph = GraphIndex.build(self._vectors)
+
+    @property
+    def graph(self) -> GraphIndex | None:
+        """The HNSW graph over the rows, None below `graph_min_rows` (a2a.index.graph)."""
+        return self._graph
 
     def remove(self, ids: Sequence[str]) -> int:
         """Drop `ids` from the index (unknown ids are ignored); returns how many were indexed."""
@@ -285,6 +376,8 @@ class SearchIndex:
         renumber[keep] = fresh
         vector_rows = np.flatnonzero(renumber[self._vectors.owner] >= 0).astype(np.int64)
         self._vectors = self._vectors.take(vector_rows, renumber[self._vectors.owner[vector_rows]])
+        if self._graph is not None:
+            self._graph.renumber(renumber)
         self.columns = self.columns.take(keep)
         self._bm25 = self._bm25.take(keep)
         kept = keep.tolist()
@@ -319,14 +412,29 @@ class SearchIndex:
         mask: BoolArray,
         k: int,
         passing: npt.NDArray[np.int64] | None = None,
+        exact: bool = False,
     ) -> list[Match]:
         """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
 
-        Exact search: every passing row is scored. Ordered by cosine distance
-        (1 - inner product, clamped to [0, 2], rounded to 6 places), then id. `passing`,
-        when given, is `mask`'s true rows ascending (from `selection`).
+        Ordered by cosine distance (1 - inner product, clamped to [0, 2], rounded to 6
+        places), then id. `passing`, when given, is `mask`'s true rows ascending (from
+        `selection`). With `exact` every passing row is scored (CONTRACT, Exact or
+        approximate); without it the planner may take the graph's candidates instead
+        (`plan`), each scored exactly as a scan would.
         """
         query = np.asarray(vector, dtype=np.float32)
+        count = None if exact else self.plan(mask, passing)
+        if count is not None:
+            assert self._graph is not None
+            wanted = max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
+            # No filter, no tombstone, no node of a compacted row: no selector needed.
+            every = count == len(self._ids) and self._graph.identity
+            rows = self._graph.search(query, None if every else mask, wanted, GRAPH_BREADTH)
+            if len(rows) >= min(k, count):
+                distances = _cosine_distances(self._exact_dots(query, rows))
+                chosen = top_k(distances, rows, k, self._ids, descending=False)
+                return [Match(self._ids[row], row, distance) for row, distance in chosen]
+            # The walk found fewer rows than pass: scan (never fewer results than exact).
         if passing is not None and len(passing) <= EXACT_AT_MOST and self._exact_in_memory():
             # Few rows: score them all exactly at once (no float32 scan, no near-best cut).
             rows = passing
@@ -337,6 +445,18 @@ class SearchIndex:
         distances = _cosine_distances(self._exact_dots(query, rows))
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
+
+    def plan(self, mask: BoolArray, passing: npt.NDArray[np.int64] | None = None) -> int | None:
+        """How many rows pass `mask` when a semantic search of it walks the graph, None
+        when it scans exactly (no graph, too few rows or too few passing)."""
+        if self._graph is None or self._graph_min_rows is None:
+            return None
+        if self.columns.alive_count < self._graph_min_rows:
+            return None
+        count = len(passing) if passing is not None else int(np.count_nonzero(mask))
+        if count == 0 or count < self._graph_min_fraction * self.columns.alive_count:
+            return None
+        return count
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
@@ -365,8 +485,12 @@ class SearchIndex:
         dots: npt.NDArray[np.float64] = np.asarray(vectors, np.float64) @ query.astype(np.float64)
         return dots
 
-    def semantic_work(self, passing: int) -> int:
-        """Multiply-adds of `semantic` (or `within`) when `passing` rows pass the mask."""
+    def semantic_work(self, passing: int, approximate: bool = False) -> int:
+        """Multiply-adds of `semantic` (or `within`) when `passing` rows pass the mask;
+        `approximate`: of a walk of the graph (breadth x neighbours vectors, ~2/3 of
+        them scored) and the candidates' exact scoring."""
+        if approximate and self._graph is not None:
+            return (GRAPH_BREADTH * 32 * 2 // 3 + 2 * GRAPH_MIN_CANDIDATES) * (self.dimension or 0)
         return self._vectors.work(passing)
 
     def warm(self) -> None:

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 import anyio
@@ -16,7 +17,14 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-from a2a.index.search_index import IndexedRecord, SearchIndex
+from a2a.index.graph import limit_graph_threads
+from a2a.index.search_index import (
+    GRAPH_MIN_FRACTION,
+    GRAPH_MIN_ROWS,
+    IndexedRecord,
+    SearchIndex,
+)
+from a2a.index.snapshot import SnapshotRefused, SnapshotStamp, load_index, write_snapshot
 from a2a.index.vectors import VectorDtype
 from a2a.store import DecisionStore, StoreUnavailable
 from a2a.store.chroma import READERS, StoredPage
@@ -44,6 +52,14 @@ class LiveIndex:
     than that.
     Records without `updated_at` (written before it existed) are loaded at start and
     found by the id diff when new, but an in-place change of one is seen only at restart.
+
+    Snapshots (a2a.index.snapshot), with `snapshots` (a folder) and `model`: the load maps
+    the folder's current snapshot and catches up from its stamp through the freshness
+    check above (`refresh`), instead of reading every record; a missing, refused or
+    unloadable snapshot is logged and the index read from Chroma. Once loaded with at
+    least `snapshot_min_records` records and changes since the snapshot (or none), a new
+    snapshot is written in a worker thread (under the read lock: writes wait for it); a
+    folder this process cannot write is logged once, and used read-only.
     """
 
     def __init__(
@@ -54,10 +70,26 @@ class LiveIndex:
         margin_ms: int = 10_000,
         vector_dtype: VectorDtype = "float32",
         clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        snapshots: Path | None = None,
+        model: str | None = None,
+        dimension: int | None = None,
+        snapshot_min_records: int = 0,
+        graph_min_rows: int | None = GRAPH_MIN_ROWS,
+        graph_min_fraction: float = GRAPH_MIN_FRACTION,
     ) -> None:
         self._store = store
         exact = self._exact_vectors if vector_dtype != "float32" else None
-        self.index = SearchIndex(vector_dtype, exact_vectors=exact)
+        self._index_options = {
+            "exact_vectors": exact,
+            "graph_min_rows": graph_min_rows,
+            "graph_min_fraction": graph_min_fraction,
+        }
+        self.index = SearchIndex(vector_dtype, **self._index_options)  # type: ignore[arg-type]
+        self._snapshots = snapshots if model is not None else None
+        self._model, self._dimension = model, dimension
+        self._snapshot_min_records = snapshot_min_records
+        self._snapshot_revision: str | None = None
+        self._saver: asyncio.Task[None] | None = None
         self._timeout = timeout_seconds
         self._margin_ms = margin_ms
         self._clock_ms = clock_ms
@@ -85,12 +117,14 @@ class LiveIndex:
     def start(self) -> None:
         """Start loading in the background (idempotent); call from the event loop.
 
-        Also limits BLAS to one thread in this process: a matrix-vector product over
+        Also limits BLAS and faiss (OpenMP: 2 threads made a graph walk 4x slower) to one
+        thread in this process: a matrix-vector product over
         100k rows is faster single-threaded on a loaded machine (bench/scale_bench.py),
         and concurrent queries then use one core each instead of fighting for all.
         """
         if self._loader is None:
             threadpool_limits(limits=1, user_api="blas")
+            limit_graph_threads()
             self._changed = asyncio.Event()
             self._retry_now = asyncio.Event()
             self._loader = asyncio.get_running_loop().create_task(self._load_until_done())
@@ -111,6 +145,9 @@ class LiveIndex:
             self._loader.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._loader, return_exceptions=True)
+        if self._saver is not None:  # a snapshot being written is finished, not cut short
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(self._saver, return_exceptions=True)
 
     async def current(self) -> SearchIndex:
         """The index, loaded and fresh with every write acknowledged before this call.
@@ -189,7 +226,46 @@ class LiveIndex:
                 raise
             self._loaded = True
             self._signal(None)
+            if self._wants_snapshot():
+                self._saver = asyncio.get_running_loop().create_task(
+                    anyio.to_thread.run_sync(self._save_quietly)
+                )
             return
+
+    def _wants_snapshot(self) -> bool:
+        return (
+            self._snapshots is not None
+            and self.index.alive_count >= self._snapshot_min_records
+            and (self._snapshot_revision is None or self._snapshot_revision != self._revision)
+        )
+
+    def _save_quietly(self) -> None:
+        self.save_snapshot()
+
+    def save_snapshot(self) -> Path | None:
+        """Write the index as the current snapshot (blocking); its folder, or None when
+        snapshots are off or the folder cannot be written (logged)."""
+        if self._snapshots is None or self._model is None:
+            return None
+        # The stamp is taken before the rows are read: the snapshot then holds at least
+        # what the stamp says, and a catch-up from it re-reads anything newer.
+        stamp = SnapshotStamp(
+            self._revision, self._watermark_ms, self._model, self.index.dimension or 0
+        )
+        started = time.perf_counter()
+        try:
+            folder = write_snapshot(self.index, stamp, self._snapshots)
+        except OSError as exc:
+            log.warning("search index snapshot not written to %s: %s", self._snapshots, exc)
+            return None
+        self._snapshot_revision = stamp.revision
+        log.info(
+            "search index snapshot written: %d records in %.1f s to %s",
+            self.index.alive_count,
+            time.perf_counter() - started,
+            folder,
+        )
+        return folder
 
     def _signal(self, failure: StoreUnavailable | None) -> None:
         self._failure = failure
@@ -198,6 +274,8 @@ class LiveIndex:
             self._changed.set()
 
     def _load(self) -> None:
+        if self._snapshots is not None and self._load_snapshot(self._snapshots):
+            return
         started = time.perf_counter()
         start_ms = self._clock_ms()
         revision = self._store.revision()
@@ -222,6 +300,44 @@ class LiveIndex:
             self.index.alive_count,
             time.perf_counter() - started,
         )
+
+    def _load_snapshot(self, root: Path) -> bool:
+        """Load the current snapshot in `root` and catch up from its stamp; False when there
+        is none or it is refused (logged: the caller reads Chroma instead)."""
+        started = time.perf_counter()
+        assert self._model is not None
+        try:
+            loaded = load_index(
+                root, model=self._model, dimension=self._dimension, **self._index_options
+            )
+        except SnapshotRefused as exc:
+            log.warning("search index snapshot refused, rebuilding from Chroma: %s", exc)
+            return False
+        if loaded is None:
+            log.info("no search index snapshot in %s: loading from Chroma", root)
+            return False
+        index, stamp = loaded
+        if self.index.dimension is not None and index.dimension != self.index.dimension:
+            log.warning("search index snapshot of another dimension, rebuilding from Chroma")
+            return False
+        mapped = time.perf_counter() - started
+        self.index = index
+        self._revision, self._watermark_ms = stamp.revision, stamp.watermark_ms
+        self._snapshot_revision = stamp.revision
+        before = index.alive_count
+        # The same path as every query's freshness check: records changed since the stamp's
+        # watermark, then the ids diff (deletions, records without updated_at).
+        self.refresh(force=True)
+        log.info(
+            "search index loaded from snapshot %s: %d records (%+d caught up) in %.1f s "
+            "(%.1f s mapping and checking it)",
+            root,
+            index.alive_count,
+            index.alive_count - before,
+            time.perf_counter() - started,
+            mapped,
+        )
+        return True
 
     # -- freshness -------------------------------------------------------------------------
 
@@ -256,13 +372,16 @@ class LiveIndex:
         except TimeoutError:
             raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s") from None
 
-    def refresh(self) -> None:
+    def refresh(self, force: bool = False) -> None:
         """Bring the index up to date with Chroma (blocking; one caller at a time).
 
+        `force`: compare with Chroma even when its revision marker is the index's (a
+        snapshot's catch-up: a record written without changing the marker, by a writer
+        killed between its write and the marker's, is found too).
         Raises StoreUnavailable when Chroma cannot be read.
         """
         revision = self._store.revision()
-        if revision == self._revision:
+        if revision == self._revision and not force:
             return
         start_ms = self._clock_ms()
         if revision is None:  # the collection is gone

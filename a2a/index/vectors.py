@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -87,6 +88,29 @@ class VectorMatrix:
         if len(rows):
             taken.append(self.matrix[rows], new_owner)
         return taken
+
+    def save(self, path: Path) -> dict[str, Any]:
+        """Write the matrix with its spare capacity to `path` (.npy); returns the rest of
+        its state (for `load`). The spare rows let a copy-on-write mapping take appends."""
+        np.save(path, self._matrix if self._matrix is not None else np.zeros((0, 0), self.dtype))
+        return {
+            "dim": self.dim,
+            "dtype": self.dtype.name,
+            "size": self._size,
+            "owner": self._owner,
+            "identity": self._identity,
+        }
+
+    @classmethod
+    def load(cls, path: Path, state: dict[str, Any]) -> VectorMatrix:
+        """The matrix `save` wrote, mapped copy-on-write (pages read on first touch; writes
+        stay in this process)."""
+        loaded = cls(state["dim"], state["dtype"])
+        if state["size"]:
+            loaded._matrix = np.load(path, mmap_mode="c")
+        loaded._size, loaded._owner = state["size"], state["owner"]
+        loaded._identity = state["identity"]
+        return loaded
 
     def scores(
         self,

@@ -130,6 +130,9 @@ class QueryDecisionsParams(WireModel):
     retrieval_mode: RetrievalMode | None = None
     max_distance: CosineDistance | None = None
     explain: StrictBool = False
+    #: CONTRACT, Exact or approximate: true always scans; false lets the planner walk the
+    #: graph where its measured recall@10 is >= 0.99 (a2a.index.search_index.plan).
+    exact: StrictBool = False
 
     @field_validator("query")
     @classmethod

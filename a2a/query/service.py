@@ -185,7 +185,8 @@ class QueryService:
         """The query's work in INLINE_WORK's units; None when unbounded or not cheap
         while the pool is busy (any mode but semantic)."""
         count = np.count_nonzero(mask) if passing is None else len(passing)
-        semantic = index.semantic_work(int(count))
+        graph = not params.exact and index.plan(mask, passing) is not None
+        semantic = index.semantic_work(int(count), approximate=graph)
         mode = params.mode_or(self._default_mode)
         if mode == "semantic":
             return semantic
@@ -230,7 +231,7 @@ class QueryService:
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
     ) -> Hits:
-        matches = index.semantic(vector, mask, params.limit, passing)
+        matches = index.semantic(vector, mask, params.limit, passing, exact=params.exact)
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
         rows, distances = [m.row for m in matches], [m.distance for m in matches]
@@ -264,7 +265,7 @@ class QueryService:
         passing: npt.NDArray[np.int64] | None,
     ) -> Hits:
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = index.semantic(vector, mask, depth, passing)
+        semantic = index.semantic(vector, mask, depth, passing, exact=params.exact)
         keyword = index.keyword(params.query, mask, depth, passing)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(

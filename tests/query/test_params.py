@@ -238,3 +238,13 @@ def test_absent_retrieval_mode_and_max_distance_are_left_to_the_server() -> None
     assert (params.retrieval_mode, params.max_distance) == (None, None)
     assert params.mode_or("keyword") == "keyword"
     assert _validate({"query": "x", "retrievalMode": "hybrid"}).mode_or("keyword") == "hybrid"
+
+
+@pytest.mark.parametrize("value", ["true", 1, 0, None, [True], {"exact": True}])
+def test_exact_that_is_not_a_bool_is_named(value: Any) -> None:
+    assert _bad_fields({"query": "x", "exact": value}) == ["exact"]
+
+
+def test_exact_defaults_to_false_and_takes_a_bool() -> None:
+    assert _validate({"query": "x"}).exact is False
+    assert _validate({"query": "x", "exact": True}).exact is True

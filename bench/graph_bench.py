@@ -1,0 +1,286 @@
+"""The planner's approximate path beside exact search and the graph libraries alone, one run.
+
+Generates `size` synthetic decisions (bench/query_bench.py's generator), embeds them with
+the static 256-d model (wordllama: real text vectors, not random ones, whose lack of
+structure no graph index handles), indexes them in a SearchIndex (no Chroma: this measures
+the index), then for each filter (none, ~50%, ~20%, ~10%, ~0.1%) times, query by query:
+- planner: `SearchIndex.semantic(..., exact=False)` (graph walk + exact re-scoring when the
+  planner takes it, an exact scan otherwise), and hybrid's semantic half (depth 50);
+- exact: `SearchIndex.semantic(..., exact=True)` (the scan `exact: true` gets);
+- numpy: one float32 matmul + argpartition under the mask (the exact floor);
+- faiss HNSW alone (IndexHNSWFlat, M=32, no filter) and hnswlib alone (M=32, no filter),
+  at the same breadth, on the same vectors;
+and prints p50 (ms) and recall@10 against exact. Then the snapshot: write time, size, and
+load time (a2a.index.snapshot) beside a rebuild of the same index from the records, and
+RSS after each. `--sweep` prints recall and p50 per breadth and filter fraction (how
+GRAPH_BREADTH, GRAPH_CANDIDATES_PER_RESULT and GRAPH_MIN_FRACTION were chosen).
+
+    python bench/graph_bench.py --size 100000 --queries 200 [--sweep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from query_bench import generate_queries, generate_records, percentile
+
+from a2a.embeddings import load_embedder
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index import graph as graph_module
+from a2a.index import search_index as planner
+from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
+from a2a.query.params import QueryFilters
+from a2a.store.metadata import as_stored
+
+FAST = "wordllama-l2-supercat-256"
+K = 10
+FILTERS: dict[str, dict[str, Any] | None] = {
+    "none": None,
+    "~50%": {"status": ["decided", "reviewed"], "minConfidence": 0.2},
+    "~20%": {"minConfidence": 0.8},
+    "~10%": {"category": "security"},
+    "~0.1%": {"category": "architecture", "stakes": "critical", "minConfidence": 0.9},
+}
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def build_records(size: int) -> list[IndexedRecord]:
+    embedder = load_embedder(FAST)
+    decisions = generate_records(size, seed=7)
+    texts = [d.embedding_text() for d in decisions]
+    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    return [
+        IndexedRecord(d.id, as_stored(d), vectors[n], texts[n]) for n, d in enumerate(decisions)
+    ]
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = call()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def recall(found: Sequence[float], truth: Sequence[float]) -> float:
+    """recall@k with ties: the share of the k exact results matched by a found row at the
+    same or a smaller exact distance (rounded as shown). Rows tied at the k-th distance are
+    equally right; exact search picks the smallest ids among them (the generator repeats
+    titles, so some queries tie dozens of rows)."""
+    if not truth:
+        return 1.0
+    kth = truth[-1]
+    return min(len(truth), sum(1 for d in found if d <= kth)) / len(truth)
+
+
+def distances_of(vectors: np.ndarray, rows: Sequence[int], q: np.ndarray) -> list[float]:
+    """Exact cosine distances (float64, rounded to 6 places) of `rows` to `q`."""
+    dots = vectors[np.asarray(rows, np.int64)].astype(np.float64) @ q.astype(np.float64)
+    return np.round(np.clip(1 - dots, 0, 2), 6).tolist()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sweep", action="store_true")
+    args = parser.parse_args()
+    faiss.omp_set_num_threads(1)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    started = time.perf_counter()
+    records = build_records(args.size)
+    print(f"generated and embedded {args.size:,} records in {time.perf_counter() - started:.0f} s")
+    embedder = load_embedder(FAST)
+    queries = [
+        np.asarray(embedder.embed_query(q), np.float32)
+        for q in generate_queries(args.queries, seed=11)
+    ]
+    before = rss_mib()
+    build_ms, index = timed(lambda: _index_of(records))
+    rss_built = rss_mib() - before
+    print(
+        f"index built from records (graph included) in {build_ms / 1000:.1f} s, "
+        f"+{rss_built:.0f} MiB"
+    )
+    vectors = np.asarray(index._vectors.matrix, np.float32)
+    ids = index.ids
+
+    if args.sweep:
+        sweep(index, queries)
+
+    # Anchors: the graph libraries alone, no filter, same vectors, same breadth.
+    flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+    flat.hnsw.efConstruction = graph_module.BUILD_BREADTH
+    faiss_build, _ = timed(lambda: flat.add(vectors))
+    import hnswlib
+
+    hnsw = hnswlib.Index(space="ip", dim=vectors.shape[1])
+    hnsw.init_index(max_elements=len(vectors), M=32, ef_construction=graph_module.BUILD_BREADTH)
+    hnsw.set_num_threads(1)
+    hnswlib_build, _ = timed(lambda: hnsw.add_items(vectors, np.arange(len(vectors))))
+    print(
+        f"anchors built: faiss HNSWFlat {faiss_build / 1000:.1f} s, "
+        f"hnswlib {hnswlib_build / 1000:.1f} s "
+        f"(M=32, efConstruction={graph_module.BUILD_BREADTH}, one thread)"
+    )
+    breadth = planner.GRAPH_BREADTH
+    flat.hnsw.efSearch = breadth
+    hnsw.set_ef(breadth)
+
+    print(
+        "\n| filter | passing | path | planner p50 | recall@10 | hybrid-depth-50 p50 | exact p50 "
+        "| numpy p50 | faiss alone p50 / recall | hnswlib alone p50 / recall |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, wire in FILTERS.items():
+        filters = None if wire is None else QueryFilters.model_validate(wire)
+        with index.reading():
+            mask, passing = index.selection(filters)
+            count = int(np.count_nonzero(mask))
+            path = "graph" if index.plan(mask, passing) is not None else "exact"
+            times, recalls = measure_cell(
+                index, queries, mask, passing, vectors, (flat, hnsw) if wire is None else None
+            )
+
+        def p50(key: str, times: dict[str, list[float]] = times) -> str:
+            return f"{percentile(times[key], 50):.2f}" if times[key] else "-"
+
+        def anchor(
+            key: str,
+            times: dict[str, list[float]] = times,
+            recalls: dict[str, list[float]] = recalls,
+        ) -> str:
+            if not times[key]:
+                return "-"
+            return f"{percentile(times[key], 50):.2f} / {np.mean(recalls[key]):.3f}"
+
+        print(
+            f"| {name} | {count / len(ids):.1%} | {path} | {p50('p')} | "
+            f"{np.mean(recalls['p']):.3f} | {p50('h')} | {p50('e')} | {p50('n')} | "
+            f"{anchor('f')} | {anchor('l')} |"
+        )
+
+    snapshot_lines(index, records)
+
+
+def measure_cell(
+    index: SearchIndex,
+    queries: list[np.ndarray],
+    mask: np.ndarray,
+    passing: np.ndarray | None,
+    vectors: np.ndarray,
+    anchors: tuple[Any, Any] | None,
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Per query: ms of planner (p), hybrid's depth-50 semantic half (h), exact (e),
+    numpy (n), faiss alone (f), hnswlib alone (l); recall@10 of p, f and l."""
+    times: dict[str, list[float]] = {k: [] for k in ("p", "h", "e", "n", "f", "l")}
+    recalls: dict[str, list[float]] = {k: [] for k in ("p", "f", "l")}
+    for q in queries:
+        t, exact = timed(lambda q=q: index.semantic(q, mask, K, passing, exact=True))
+        times["e"].append(t)
+        truth = [m.distance for m in exact]
+        t, got = timed(lambda q=q: index.semantic(q, mask, K, passing))
+        times["p"].append(t)
+        recalls["p"].append(recall([m.distance for m in got], truth))
+        t, _ = timed(lambda q=q: index.semantic(q, mask, 50, passing))
+        times["h"].append(t)
+        t, _ = timed(lambda q=q: _numpy_top(vectors, q, mask))
+        times["n"].append(t)
+        if anchors is not None:
+            flat, hnsw = anchors
+            t, (_, labels) = timed(lambda q=q, flat=flat: flat.search(q.reshape(1, -1), K))
+            times["f"].append(t)
+            recalls["f"].append(recall(distances_of(vectors, labels[0], q), truth))
+            t, (labels, _) = timed(lambda q=q, hnsw=hnsw: hnsw.knn_query(q, k=K))
+            times["l"].append(t)
+            recalls["l"].append(recall(distances_of(vectors, labels[0], q), truth))
+    return times, recalls
+
+
+def _index_of(records: list[IndexedRecord]) -> SearchIndex:
+    index = SearchIndex()
+    for start in range(0, len(records), 5000):
+        index.upsert(records[start : start + 5000])
+    index.warm()
+    return index
+
+
+def _numpy_top(vectors: np.ndarray, q: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    scores = vectors @ q
+    scores[~mask] = -np.inf
+    return np.argpartition(-scores, K)[:K]
+
+
+def sweep(index: SearchIndex, queries: list[np.ndarray]) -> None:
+    """Recall@10 and p50 of the graph path per breadth and per filter fraction (forced on)."""
+    rng = np.random.default_rng(3)
+    size = len(index)
+    print("\nsweep: | passing | efSearch | candidates | recall@10 (min over queries) | p50 ms |")
+    for fraction in (1.0, 0.5, 0.2, 0.1, 0.05):
+        mask = np.ones(size, bool) if fraction == 1.0 else rng.random(size) < fraction
+        for breadth in (64, 128, 192, 256, 384):
+            for wanted in (40,):
+                got, worst, times = [], 1.0, []
+                for q in queries:
+                    with index.reading():
+                        truth = [m.distance for m in index.semantic(q, mask, K, exact=True)]
+                        graph = index.graph
+                        assert graph is not None
+                        started = time.perf_counter()
+                        rows = graph.search(q, None if fraction == 1.0 else mask, wanted, breadth)
+                        dots = np.asarray(index._vectors.matrix[rows], np.float32) @ q
+                        best = rows[np.argsort(-dots)[:K]]
+                        times.append((time.perf_counter() - started) * 1000)
+                    r = recall(distances_of(index._vectors.matrix, best.tolist(), q), truth)
+                    got.append(r)
+                    worst = min(worst, r)
+                print(
+                    f"| {fraction:.0%} | {breadth} | {wanted} | {np.mean(got):.4f} ({worst:.1f}) "
+                    f"| {percentile(times, 50):.2f} |"
+                )
+
+
+def snapshot_lines(index: SearchIndex, records: list[IndexedRecord]) -> None:
+    stamp = SnapshotStamp(revision="bench", watermark_ms=0, model=FAST, dimension=256)
+    with tempfile.TemporaryDirectory() as folder:
+        write_ms, written = timed(lambda: write_snapshot(index, stamp, Path(folder)))
+        size = sum(f.stat().st_size for f in written.iterdir()) / 2**20
+        before = rss_mib()
+        load_ms, loaded = timed(lambda: load_index(Path(folder), model=FAST, dimension=256))
+        assert loaded is not None
+        first_ms, _ = timed(lambda: _first_answer(loaded[0]))
+        rss_loaded = rss_mib() - before
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"\nsnapshot: written in {write_ms / 1000:.1f} s ({size:.0f} MiB); loaded in "
+            f"{load_ms / 1000:.2f} s, first answer {first_ms:.1f} ms after it; "
+            f"+{rss_loaded:.0f} MiB RSS after the load (vectors mapped, pages touched by "
+            f"the checksum); peak RSS {peak:.0f} MiB"
+        )
+
+
+def _first_answer(index: SearchIndex) -> None:
+    with index.reading():
+        mask, passing = index.selection(None)
+        index.semantic(np.asarray(index._vectors.matrix[0], np.float32), mask, K, passing)
+
+
+if __name__ == "__main__":
+    main()

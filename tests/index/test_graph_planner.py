@@ -1,0 +1,152 @@
+"""The planner's approximate path (HNSW graph + exact re-scoring) against exact search."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.search_index import MIN_COMPACT
+from a2a.query.params import QueryFilters
+from a2a.store.stored import StoredDecision
+
+DIM = 32
+SIZE = 6000
+CATEGORIES = ("architecture", "security", "process", "tooling", "data")
+
+
+def _clustered(count: int, seed: int) -> npt.NDArray[np.float32]:
+    """Unit vectors around 60 centres: text embeddings' structure, which graphs exploit
+    (uniformly random vectors in many dimensions have none, and no graph finds their
+    neighbours well)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((60, DIM)).astype(np.float32)
+    vectors = centres[rng.integers(0, 60, count)] + 0.35 * rng.standard_normal((count, DIM))
+    vectors = vectors.astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _records(count: int, seed: int = 1, prefix: str = "r") -> list[IndexedRecord]:
+    vectors = _clustered(count, seed)
+    return [
+        IndexedRecord(
+            f"{prefix}{i:05d}",
+            StoredDecision(
+                f"{prefix}{i:05d}",
+                category=CATEGORIES[i % 5],
+                confidence=(i % 10) / 10,
+            ),
+            vectors[i],
+            "",
+        )
+        for i in range(count)
+    ]
+
+
+def _forced() -> SearchIndex:
+    """An index whose every non-exact semantic search walks the graph (the knob)."""
+    return SearchIndex(graph_min_rows=0, graph_min_fraction=0.0)
+
+
+@pytest.fixture(scope="module")
+def index() -> SearchIndex:
+    built = _forced()
+    records = _records(SIZE)
+    for start in range(0, SIZE, 1000):  # in batches, as a load does: the graph grows
+        built.upsert(records[start : start + 1000])
+    return built
+
+
+def _recall(index: SearchIndex, filters: QueryFilters | None, k: int = 10) -> float:
+    queries = _clustered(100, seed=9)
+    found = 0
+    with index.reading():
+        mask, passing = index.selection(filters)
+        assert index.plan(mask, passing) is not None, "the graph path must be taken"
+        for query in queries:
+            exact = index.semantic(query, mask, k, passing, exact=True)
+            approximate = index.semantic(query, mask, k, passing)
+            found += len({m.id for m in exact} & {m.id for m in approximate})
+            # Re-scored exactly: a row in both has the distance exact search gives it.
+            exact_distance = {m.id: m.distance for m in exact}
+            for match in approximate:
+                if match.id in exact_distance:
+                    assert match.distance == exact_distance[match.id]
+                assert mask[match.row]
+    return found / (k * len(queries))
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [None, QueryFilters(minConfidence=0.5), QueryFilters(category="security")],
+    ids=["no filter", "50%", "20%"],
+)
+def test_recall_at_10_is_at_least_0_99_with_the_graph_forced_on(
+    index: SearchIndex, filters: QueryFilters | None
+) -> None:
+    assert _recall(index, filters) >= 0.99
+
+
+def test_the_planner_scans_below_its_thresholds() -> None:
+    index = SearchIndex(graph_min_rows=1000, graph_min_fraction=0.2)
+    index.upsert(_records(999))
+    assert index.graph is None  # below graph_min_rows: not even built
+    index.upsert(_records(2, seed=2, prefix="s"))
+    assert index.graph is not None and len(index.graph) == 1001
+    with index.reading():
+        assert index.plan(index.mask(None)) == 1001
+        narrow = index.mask(QueryFilters(category="security", minConfidence=0.9))
+        assert index.plan(narrow) is None  # ~2% pass: exact scan
+
+
+def test_writes_keep_the_graph_in_step_without_a_rebuild() -> None:
+    index = _forced()
+    records = _records(3000)
+    index.upsert(records)
+    graph = index.graph
+    assert graph is not None
+    far = -records[0].embedding  # type: ignore[operator]
+    # update: r00001 moves next to `far`; delete: r00002; insert: n00000 at `far` itself
+    index.upsert([IndexedRecord("r00001", records[1].decision, far * 0.999 + 0.001, "")])
+    index.remove(["r00002"])
+    index.upsert([IndexedRecord("n00000", StoredDecision("n00000"), far, "")])
+    assert index.graph is graph and len(graph) == 3002  # nodes added, none rebuilt
+    with index.reading():
+        mask = index.mask(None)
+        found = [m.id for m in index.semantic(far, mask, 2)]
+        near_old = [m.id for m in index.semantic(records[2].embedding, mask, 10)]
+    assert found == ["n00000", "r00001"]
+    assert "r00002" not in near_old
+
+
+def test_compaction_renumbers_the_graph_and_recall_holds() -> None:
+    index = _forced()
+    records = _records(4 * MIN_COMPACT)
+    index.upsert(records)
+    graph = index.graph
+    index.remove([r.id for r in records[::2]])  # half: compacts (renumbers rows)
+    assert len(index) == 2 * MIN_COMPACT and index.graph is graph and not graph.identity
+    queries = _clustered(50, seed=4)
+    found = 0
+    with index.reading():
+        mask = index.mask(None)
+        for query in queries:
+            exact = {m.id for m in index.semantic(query, mask, 10, exact=True)}
+            approximate = index.semantic(query, mask, 10)
+            assert all(int(m.id[1:]) % 2 == 1 for m in approximate)
+            found += len(exact & {m.id for m in approximate})
+    assert found / (10 * len(queries)) >= 0.99
+
+
+def test_exact_true_never_walks_the_graph() -> None:
+    """A graph with a poisoned node order cannot change an exact answer: exact scans."""
+    index = _forced()
+    index.upsert(_records(2000))
+    queries = _clustered(20, seed=5)
+    plain = SearchIndex(graph_min_rows=None)
+    plain.upsert(_records(2000))
+    with index.reading(), plain.reading():
+        for query in queries:
+            got = index.semantic(query, index.mask(None), 10, exact=True)
+            assert got == plain.semantic(query, plain.mask(None), 10)

@@ -1,0 +1,204 @@
+"""Index snapshots: a start maps one and catches up from Chroma; bad ones are rebuilt."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from a2a.index import SearchIndex
+from a2a.index.snapshot import (
+    CURRENT,
+    SnapshotRefused,
+    SnapshotStamp,
+    load_index,
+    write_snapshot,
+)
+from a2a.index.sync import LiveIndex
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+from tests.index.helpers import unit_vectors
+
+DIM = 8
+MODEL = "test-model"
+
+
+def _records(first: int, count: int, title: str = "Decision") -> list[DecisionRecord]:
+    return [
+        DecisionRecord(id=f"d{i:04d}", title=f"{title} {i}", category="architecture")
+        for i in range(first, first + count)
+    ]
+
+
+def _live(store: ChromaDecisionStore, snapshots: Path, model: str = MODEL) -> LiveIndex:
+    return LiveIndex(
+        store,
+        snapshots=snapshots,
+        model=model,
+        dimension=DIM,
+        graph_min_rows=0,
+        graph_min_fraction=0.0,
+    )
+
+
+def _state(index: SearchIndex) -> dict[str, str | None]:
+    """id -> title of every current record."""
+    with index.reading():
+        rows = np.flatnonzero(index.mask(None))
+        return {index.id_of(int(r)): index.record(int(r)).title for r in rows}
+
+
+async def _started(live: LiveIndex) -> SearchIndex:
+    index = await live.current()
+    await live.stop()  # waits for the snapshot written after the load
+    return index
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ChromaDecisionStore:
+    opened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    opened.upsert(_records(0, 300), unit_vectors(300, DIM, seed=1))
+    return opened
+
+
+async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_down(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    snapshots = tmp_path / "snapshots"
+    first = await _started(_live(store, snapshots))
+    assert (snapshots / CURRENT).exists()
+    assert len(_state(first)) == 300
+    # While no replica runs: an insert, an update, a delete.
+    store.upsert(_records(300, 5), unit_vectors(5, DIM, seed=2))
+    store.upsert(_records(7, 1, title="Changed"), unit_vectors(1, DIM, seed=3))
+    store.delete(["d0009"])
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    second = await _started(_live(store, snapshots))
+    assert "loaded from snapshot" in caplog.text
+    assert "loading from Chroma" not in caplog.text and "refused" not in caplog.text
+    expected = {r.id: r.title for r in _records(0, 305) if r.id != "d0009"}
+    expected["d0007"] = "Changed 7"
+    assert _state(second) == expected
+    # ... and answers like an index read whole from Chroma.
+    fresh = await LiveIndex(store, graph_min_rows=None).current()
+    query = unit_vectors(1, DIM, seed=9)[0]
+    with second.reading(), fresh.reading():
+        got = second.semantic(query, second.mask(None), 10)
+        assert [(m.id, m.distance) for m in got] == [
+            (m.id, m.distance) for m in fresh.semantic(query, fresh.mask(None), 10)
+        ]
+
+
+async def test_a_corrupt_snapshot_is_refused_and_rebuilt_from_chroma(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots))
+    folder = snapshots / (snapshots / CURRENT).read_text()
+    vectors = folder / "vectors.npy"
+    data = bytearray(vectors.read_bytes())
+    data[-5] ^= 0xFF  # one flipped byte in the last vector
+    vectors.write_bytes(bytes(data))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    index = await _started(_live(store, snapshots))
+    assert "does not match its checksum" in caplog.text and "rebuilding from Chroma" in caplog.text
+    assert len(_state(index)) == 300
+    # The rebuild wrote a good snapshot in its place.
+    assert load_index(snapshots, model=MODEL, dimension=DIM) is not None
+
+
+async def test_a_snapshot_of_another_model_is_refused_with_the_reason(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots, model="other-model"))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    index = await _started(_live(store, snapshots))
+    assert "holds vectors of model 'other-model', not 'test-model'" in caplog.text
+    assert len(_state(index)) == 300
+    with pytest.raises(SnapshotRefused, match="8-dimensional vectors, the model gives 64"):
+        load_index(snapshots, model=MODEL, dimension=64)
+
+
+#: Rows each round of WRITER adds before writing a snapshot.
+ROWS = 5000
+WRITER = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.snapshot import SnapshotStamp, write_snapshot
+from a2a.store.stored import StoredDecision
+
+root, ROWS = Path(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+index = SearchIndex(graph_min_rows=0)
+for round in range(1000):
+    vectors = rng.standard_normal((ROWS, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    base = len(index)
+    index.upsert([
+        IndexedRecord(f"r{base + i}", StoredDecision(f"r{base + i}"), vectors[i], "word")
+        for i in range(len(vectors))
+    ])
+    print("writing", flush=True)
+    write_snapshot(index, SnapshotStamp(str(index.alive_count), 0, "m", 32), root)
+    print("wrote", index.alive_count, flush=True)
+"""
+
+
+def _kill_a_writer(root: Path, delay: float) -> bool:
+    """Run WRITER until it starts its second snapshot, SIGKILL it `delay` s later; whether
+    the kill caught it inside a write (its temporary folder left behind)."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(root), str(ROWS)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert writer.stdout is not None
+        lines = [writer.stdout.readline() for _ in range(3)]
+        # One snapshot complete, the next being written.
+        assert [line.split()[0] for line in lines] == ["writing", "wrote", "writing"], lines
+        time.sleep(delay)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        assert writer.returncode == -signal.SIGKILL
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    return any(p.name.startswith(".tmp-") for p in root.iterdir())
+
+
+def test_a_snapshot_write_killed_by_sigkill_never_leaves_a_loadable_partial(
+    tmp_path: Path,
+) -> None:
+    """Writers killed at several moments: the folder then loads a complete snapshot whose
+    stamp matches its content (never a partial one), and a later write replaces it."""
+    caught_inside = 0
+    for attempt, delay in enumerate((0.0, 0.01, 0.03, 0.06)):
+        root = tmp_path / f"snapshots{attempt}"
+        caught_inside += _kill_a_writer(root, delay)
+        loaded = load_index(root, model="m", dimension=32)
+        assert loaded is not None  # the first, complete snapshot at least
+        index, stamp = loaded
+        assert stamp.revision == str(index.alive_count)
+        assert int(stamp.revision) % ROWS == 0 and len(index) == index.alive_count
+        with index.reading():
+            probe = np.asarray(index._vectors.matrix[0], np.float32)
+            assert index.semantic(probe, index.mask(None), 1)[0].id == "r0"
+        # The restart's own write replaces it, and clears nothing it should keep.
+        write_snapshot(index, SnapshotStamp("after", 0, "m", 32), root)
+        reloaded = load_index(root, model="m", dimension=32)
+        assert reloaded is not None and reloaded[1].revision == "after"
+    assert caught_inside > 0, "no kill landed inside a write: the test proved nothing"
