@@ -21,7 +21,11 @@ GRAPH_BREADTH, GRAPH_CANDIDATES_PER_RESULT and GRAPH_MIN_FRACTION were chosen).
 from __future__ import annotations
 
 import argparse
+import asyncio
+import pickle
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +44,9 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index import graph as graph_module
 from a2a.index import search_index as planner
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
+from a2a.index.sync import LiveIndex
 from a2a.query.params import QueryFilters
+from a2a.store import ChromaDecisionStore
 from a2a.store.metadata import as_stored
 
 FAST = "wordllama-l2-supercat-256"
@@ -99,14 +105,36 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--sweep-only", action="store_true", help="stop after the sweep")
+    parser.add_argument("--breadths", default="64,128,256,384", help="efSearch values to sweep")
+    parser.add_argument("--fractions", default="1,0.5,0.2,0.1", help="passing shares to sweep")
+    parser.add_argument("--cache", type=Path, help="keep the embedded records in this file")
+    parser.add_argument(
+        "--chroma", type=Path, help="also time a start through Chroma, store kept in this folder"
+    )
+    parser.add_argument("--starts-only", action="store_true", help="only the --chroma starts")
+    parser.add_argument("--start", type=Path, help=argparse.SUPPRESS)  # one start (child)
     args = parser.parse_args()
+    if args.start is not None:
+        asyncio.run(one_start(args.start))
+        return
     faiss.omp_set_num_threads(1)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
     started = time.perf_counter()
-    records = build_records(args.size)
+    if args.cache is not None and args.cache.exists():
+        with args.cache.open("rb") as handle:
+            records = pickle.load(handle)[: args.size]
+    else:
+        records = build_records(args.size)
+        if args.cache is not None:
+            with args.cache.open("wb") as handle:
+                pickle.dump(records, handle, protocol=pickle.HIGHEST_PROTOCOL)
     print(f"generated and embedded {args.size:,} records in {time.perf_counter() - started:.0f} s")
+    if args.starts_only and args.chroma is not None:
+        start_lines(args.chroma, records)
+        return
     embedder = load_embedder(FAST)
     queries = [
         np.asarray(embedder.embed_query(q), np.float32)
@@ -122,8 +150,11 @@ def main() -> None:
     vectors = np.asarray(index._vectors.matrix, np.float32)
     ids = index.ids
 
-    if args.sweep:
-        sweep(index, queries)
+    if args.sweep or args.sweep_only:
+        breadths = [int(b) for b in args.breadths.split(",")]
+        sweep(index, queries, breadths, [float(f) for f in args.fractions.split(",")])
+        if args.sweep_only:
+            return
 
     # Anchors: the graph libraries alone, no filter, same vectors, same breadth.
     flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
@@ -178,6 +209,57 @@ def main() -> None:
         )
 
     snapshot_lines(index, records)
+    if args.chroma is not None:
+        del index, flat, hnsw, vectors
+        start_lines(args.chroma, records)
+
+
+def start_lines(folder: Path, records: list[IndexedRecord]) -> None:
+    """Start to first answer through Chroma, without a snapshot and with one, each in a
+    fresh process (its RSS its own)."""
+    store = ChromaDecisionStore(data_dir=folder / "store", collection="bench", embedding_model=FAST)
+    if store.count() != len(records):
+        started = time.perf_counter()
+        decisions = generate_records(len(records), seed=7)
+        for start in range(0, len(records), 5000):
+            part = records[start : start + 5000]
+            vectors = np.asarray([r.embedding for r in part], np.float32)
+            store.upsert(decisions[start : start + 5000], vectors)
+        print(f"wrote {len(records):,} records to Chroma in {time.perf_counter() - started:.0f} s")
+    store.close()
+    shutil.rmtree(folder / "snapshots", ignore_errors=True)
+    print()
+    for label in ("without a snapshot", "with the snapshot"):
+        run = subprocess.run(
+            [sys.executable, __file__, "--start", str(folder)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        print(f"start {label}: {run.stdout.strip()}")
+
+
+async def one_start(folder: Path) -> None:
+    faiss.omp_set_num_threads(1)
+    store = ChromaDecisionStore(data_dir=folder / "store", collection="bench", embedding_model=FAST)
+    query = np.asarray(load_embedder(FAST).embed_query("postgres migration"), np.float32)
+    before = rss_mib()
+    started = time.perf_counter()
+    live = LiveIndex(
+        store, snapshots=folder / "snapshots", model=FAST, dimension=256, snapshot_min_records=0
+    )
+    index = await live.current()
+    with index.reading():
+        index.semantic(query, index.mask(None), K)
+    first = time.perf_counter() - started
+    rss = rss_mib() - before
+    with_graph = index.graph is not None
+    await live.stop()  # the graph's build and the snapshot's write, when due
+    print(
+        f"first answer after {first:.1f} s ({'graph' if with_graph else 'exact scan'}), "
+        f"+{rss:.0f} MiB RSS then; graph and snapshot done after "
+        f"{time.perf_counter() - started:.1f} s"
+    )
 
 
 def measure_cell(
@@ -228,14 +310,16 @@ def _numpy_top(vectors: np.ndarray, q: np.ndarray, mask: np.ndarray) -> np.ndarr
     return np.argpartition(-scores, K)[:K]
 
 
-def sweep(index: SearchIndex, queries: list[np.ndarray]) -> None:
+def sweep(
+    index: SearchIndex, queries: list[np.ndarray], breadths: list[int], fractions: list[float]
+) -> None:
     """Recall@10 and p50 of the graph path per breadth and per filter fraction (forced on)."""
     rng = np.random.default_rng(3)
     size = len(index)
     print("\nsweep: | passing | efSearch | candidates | recall@10 (min over queries) | p50 ms |")
-    for fraction in (1.0, 0.5, 0.2, 0.1, 0.05):
+    for fraction in fractions:
         mask = np.ones(size, bool) if fraction == 1.0 else rng.random(size) < fraction
-        for breadth in (64, 128, 192, 256, 384):
+        for breadth in breadths:
             for wanted in (40,):
                 got, worst, times = [], 1.0, []
                 for q in queries:

@@ -63,13 +63,14 @@ class GraphIndex:
         self.identity = True
 
     @classmethod
-    def build(cls, vectors: VectorMatrix) -> GraphIndex:
-        """A graph of every vector row of `vectors`, each node owned by its row's owner."""
+    def build(cls, vectors: VectorMatrix, rows: int | None = None) -> GraphIndex:
+        """A graph of the first `rows` vector rows of `vectors` (default all), each node
+        owned by its row's owner."""
         graph = cls(vectors.dim or 0)
-        owners = vectors.owner
-        for start in range(0, len(owners), 16384):
-            part = np.arange(start, min(start + 16384, len(owners)), dtype=np.int64)
-            graph.add(np.asarray(vectors.matrix[part], np.float32), owners[part])
+        count = len(vectors) if rows is None else rows
+        for start in range(0, count, 16384):
+            part = np.arange(start, min(start + 16384, count), dtype=np.int64)
+            graph.add(np.asarray(vectors.matrix[part], np.float32), vectors.owner[part])
         return graph
 
     def __len__(self) -> int:

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
-from a2a.index.graph import GraphIndex
+from a2a.index.graph import NEIGHBOURS, GraphIndex
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
@@ -41,11 +41,14 @@ MIN_COMPACT = 1024
 GRAPH_MIN_ROWS = 50_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
-#: scored again exactly, and the breadth of its walk (efSearch, at least the candidates):
-#: the smallest that kept recall@10 >= 0.99 against exact search in bench/graph_bench.py.
+#: scored again exactly, and the breadth of its walk (efSearch): GRAPH_BREADTH with no
+#: filter, GRAPH_BREADTH / (share of rows passing) under one (a filtered walk skips the
+#: rows that fail, so it must look wider), at most GRAPH_MAX_BREADTH. The smallest that kept
+#: recall@10 >= 0.99 against exact search in bench/graph_bench.py (docs/scaling.md).
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
-GRAPH_BREADTH = 256
+GRAPH_BREADTH = 384
+GRAPH_MAX_BREADTH = 1024
 #: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
 _TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
@@ -111,6 +114,7 @@ class SearchIndex:
         *,
         graph_min_rows: int | None = GRAPH_MIN_ROWS,
         graph_min_fraction: float = GRAPH_MIN_FRACTION,
+        graph_inline: bool = True,
     ) -> None:
         """`vector_dtype` float16 halves the vectors' memory; its candidates are then
         re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
@@ -119,12 +123,16 @@ class SearchIndex:
         The planner's knobs: the graph is built once `graph_min_rows` records are indexed
         (None: never; 0 with `graph_min_fraction` 0.0 forces the approximate path on every
         semantic search not asked to be exact, as the recall test does) and walked when at
-        least `graph_min_fraction` of the rows pass the filter."""
+        least `graph_min_fraction` of the rows pass the filter. `graph_inline` False leaves
+        the first build to `build_graph` (a LiveIndex runs it in a worker thread after its
+        load: minutes at 1M, during which searches scan exactly)."""
         self.lock = ReadWriteLock()
         self._vector_dtype: VectorDtype = vector_dtype
         self._exact_vectors = exact_vectors
         self._graph_min_rows = graph_min_rows
         self._graph_min_fraction = graph_min_fraction
+        self._graph_inline = graph_inline
+        self._compactions = 0
         self._masks = MaskCache()
         self._reset()
 
@@ -157,6 +165,11 @@ class SearchIndex:
     def __len__(self) -> int:
         """Rows, tombstones included (the length of every mask)."""
         return len(self._ids)
+
+    @property
+    def vector_dtype(self) -> VectorDtype:
+        """How the vectors are held: float32, or float16 (re-scored exactly)."""
+        return self._vector_dtype
 
     @property
     def dimension(self) -> int | None:
@@ -274,7 +287,7 @@ class SearchIndex:
     def restore(cls, folder: Path, **options: Any) -> SearchIndex:
         """The index `persist` wrote into `folder`, vectors mapped (see VectorMatrix.load);
         `options` are the constructor's. The graph is built afresh when the snapshot has
-        none and the index is past `graph_min_rows`."""
+        none, the index is past `graph_min_rows` and `graph_inline` (else: `build_graph`)."""
         with (folder / "state.pickle").open("rb") as handle:
             state = pickle.load(handle)
         index = cls(state["vector_dtype"], **options)
@@ -289,8 +302,8 @@ class SearchIndex:
         index._updated_at, index._shown = state["updated_at"], state["shown"]
         if (folder / "graph.faiss").exists():
             index._graph = GraphIndex.load(folder)
-        elif index._graph_min_rows is not None and len(index._ids) >= index._graph_min_rows:
-            index._graph = GraphIndex.build(index._vectors)
+        elif index._graph_inline:
+            index.build_graph()
         index.warm()
         return index
 
@@ -328,10 +341,37 @@ class SearchIndex:
         `graph_min_rows` (only the rows' vectors: tombstoned ones never pass a mask)."""
         if self._graph is not None:
             self._graph.add(vectors, rows)
-            return
-        if self._graph_min_rows is None or len(self._ids) + len(rows) < self._graph_min_rows:
-            return
-        self._graph = GraphIndex.build(self._vectors)
+        elif self._graph_inline and self.wants_graph(len(self._ids) + len(rows)):
+            self._graph = GraphIndex.build(self._vectors)
+
+    def wants_graph(self, rows: int | None = None) -> bool:
+        """Whether the index (of `rows` rows, default its own) should have a graph and has
+        none yet."""
+        size = len(self._ids) if rows is None else rows
+        return (
+            self._graph is None
+            and self._graph_min_rows is not None
+            and (size >= self._graph_min_rows)
+        )
+
+    def build_graph(self) -> None:
+        """Build the graph if `wants_graph()`: from the rows present now, outside the write
+        lock (rows below the current count never change until a compaction), then, under
+        it, the rows appended meanwhile. Started again when a compaction renumbered the
+        rows meanwhile. Call from one thread at a time."""
+        while self.wants_graph():
+            with self.reading():
+                vectors, compactions = self._vectors, self._compactions
+                built = len(vectors)
+            graph = GraphIndex.build(vectors, built)
+            with self.lock.writing():
+                if self._compactions != compactions or self._graph is not None:
+                    continue
+                rest = np.arange(built, len(self._vectors), dtype=np.int64)
+                if len(rest):
+                    matrix = np.asarray(self._vectors.matrix[rest], np.float32)
+                    graph.add(matrix, self._vectors.owner[rest])
+                self._graph = graph
 
     @property
     def graph(self) -> GraphIndex | None:
@@ -376,6 +416,7 @@ class SearchIndex:
         renumber[keep] = fresh
         vector_rows = np.flatnonzero(renumber[self._vectors.owner] >= 0).astype(np.int64)
         self._vectors = self._vectors.take(vector_rows, renumber[self._vectors.owner[vector_rows]])
+        self._compactions += 1
         if self._graph is not None:
             self._graph.renumber(renumber)
         self.columns = self.columns.take(keep)
@@ -429,7 +470,8 @@ class SearchIndex:
             wanted = max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
             # No filter, no tombstone, no node of a compacted row: no selector needed.
             every = count == len(self._ids) and self._graph.identity
-            rows = self._graph.search(query, None if every else mask, wanted, GRAPH_BREADTH)
+            breadth = self._breadth(count)
+            rows = self._graph.search(query, None if every else mask, wanted, breadth)
             if len(rows) >= min(k, count):
                 distances = _cosine_distances(self._exact_dots(query, rows))
                 chosen = top_k(distances, rows, k, self._ids, descending=False)
@@ -457,6 +499,11 @@ class SearchIndex:
         if count == 0 or count < self._graph_min_fraction * self.columns.alive_count:
             return None
         return count
+
+    def _breadth(self, passing: int) -> int:
+        """The graph walk's efSearch when `passing` rows pass (see GRAPH_BREADTH)."""
+        share = passing / max(1, self.columns.alive_count)
+        return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH / max(share, 1e-9)))
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
@@ -490,7 +537,8 @@ class SearchIndex:
         `approximate`: of a walk of the graph (breadth x neighbours vectors, ~2/3 of
         them scored) and the candidates' exact scoring."""
         if approximate and self._graph is not None:
-            return (GRAPH_BREADTH * 32 * 2 // 3 + 2 * GRAPH_MIN_CANDIDATES) * (self.dimension or 0)
+            visited = self._breadth(passing) * NEIGHBOURS * 2 // 3
+            return (visited + 2 * GRAPH_MIN_CANDIDATES) * (self.dimension or 0)
         return self._vectors.work(passing)
 
     def warm(self) -> None:

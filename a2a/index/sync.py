@@ -59,7 +59,9 @@ class LiveIndex:
     unloadable snapshot is logged and the index read from Chroma. Once loaded with at
     least `snapshot_min_records` records and changes since the snapshot (or none), a new
     snapshot is written in a worker thread (under the read lock: writes wait for it); a
-    folder this process cannot write is logged once, and used read-only.
+    folder this process cannot write is logged, and used read-only. The HNSW graph
+    (a2a.index.graph) is built in a worker thread too, after the load or once the index
+    grows past `graph_min_rows`; until it is, every search scans exactly.
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class LiveIndex:
             "exact_vectors": exact,
             "graph_min_rows": graph_min_rows,
             "graph_min_fraction": graph_min_fraction,
+            "graph_inline": False,
         }
         self.index = SearchIndex(vector_dtype, **self._index_options)  # type: ignore[arg-type]
         self._snapshots = snapshots if model is not None else None
@@ -176,6 +179,8 @@ class LiveIndex:
             if not self._loaded and self._failure is not None:
                 raise self._failure
         await self._fresh()
+        if self.index.wants_graph():  # grew past graph_min_rows since the load
+            self._maintain()
         return self.index
 
     def _raise_fault(self) -> None:
@@ -226,11 +231,32 @@ class LiveIndex:
                 raise
             self._loaded = True
             self._signal(None)
-            if self._wants_snapshot():
-                self._saver = asyncio.get_running_loop().create_task(
-                    anyio.to_thread.run_sync(self._save_quietly)
-                )
+            self._maintain()
             return
+
+    def _maintain(self) -> None:
+        """Start, in a worker thread, what the loaded index lacks (none while one runs):
+        its graph once it is past `graph_min_rows` (searches scan exactly meanwhile), then
+        a snapshot when one is due."""
+        if self._saver is not None and not self._saver.done():
+            return
+        if self.index.wants_graph() or self._wants_snapshot():
+            self._saver = asyncio.get_running_loop().create_task(
+                anyio.to_thread.run_sync(self._build_and_save)
+            )
+
+    def _build_and_save(self) -> None:
+        index = self.index
+        if index.wants_graph():
+            started = time.perf_counter()
+            index.build_graph()
+            log.info(
+                "search index graph built: %d rows in %.1f s",
+                len(index),
+                time.perf_counter() - started,
+            )
+        if self._wants_snapshot():
+            self.save_snapshot()
 
     def _wants_snapshot(self) -> bool:
         return (
@@ -238,9 +264,6 @@ class LiveIndex:
             and self.index.alive_count >= self._snapshot_min_records
             and (self._snapshot_revision is None or self._snapshot_revision != self._revision)
         )
-
-    def _save_quietly(self) -> None:
-        self.save_snapshot()
 
     def save_snapshot(self) -> Path | None:
         """Write the index as the current snapshot (blocking); its folder, or None when
@@ -317,8 +340,13 @@ class LiveIndex:
             log.info("no search index snapshot in %s: loading from Chroma", root)
             return False
         index, stamp = loaded
-        if self.index.dimension is not None and index.dimension != self.index.dimension:
-            log.warning("search index snapshot of another dimension, rebuilding from Chroma")
+        if index.vector_dtype != self.index.vector_dtype:
+            log.warning(
+                "search index snapshot refused, rebuilding from Chroma: it holds %s vectors, "
+                "CSTP_INDEX_VECTOR_DTYPE asks for %s",
+                index.vector_dtype,
+                self.index.vector_dtype,
+            )
             return False
         mapped = time.perf_counter() - started
         self.index = index
