@@ -132,13 +132,15 @@ class SearchIndex:
         self._graph_min_rows = graph_min_rows
         self._graph_min_fraction = graph_min_fraction
         self._graph_inline = graph_inline
-        self._compactions = 0
         self._masks = MaskCache()
         self._reset()
 
     def _reset(self) -> None:
         # Changes on every write, so caches of derived statistics know they are stale.
         self._generation = getattr(self, "_generation", 0) + 1
+        # Changes whenever rows are renumbered (compaction) or dropped (clear): a graph
+        # built outside the lock meanwhile (build_graph) is then of other rows.
+        self._compactions = getattr(self, "_compactions", 0) + 1
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self.columns = FilterColumns()

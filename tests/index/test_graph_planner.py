@@ -150,3 +150,22 @@ def test_exact_true_never_walks_the_graph() -> None:
         for query in queries:
             got = index.semantic(query, index.mask(None), 10, exact=True)
             assert got == plain.semantic(query, plain.mask(None), 10)
+
+
+def test_a_deferred_graph_is_built_later_with_the_rows_written_meanwhile() -> None:
+    index = SearchIndex(graph_min_rows=0, graph_min_fraction=0.0, graph_inline=False)
+    index.upsert(_records(2000))
+    assert index.graph is None and index.wants_graph()
+    with index.reading():  # no graph yet: the planner scans
+        assert index.plan(index.mask(None)) is None
+    index.build_graph()
+    index.upsert(_records(10, seed=3, prefix="n"))
+    graph = index.graph
+    assert graph is not None and len(graph) == 2010 and not index.wants_graph()
+    queries = _clustered(30, seed=6)
+    with index.reading():
+        mask = index.mask(None)
+        assert index.plan(mask) == 2010
+        for query in queries:
+            exact = {m.id for m in index.semantic(query, mask, 10, exact=True)}
+            assert len(exact & {m.id for m in index.semantic(query, mask, 10)}) >= 9
