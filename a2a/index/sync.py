@@ -330,9 +330,12 @@ class LiveIndex:
         started = time.perf_counter()
         assert self._model is not None
         try:
-            loaded = load_index(
-                root, model=self._model, dimension=self._dimension, **self._index_options
-            )
+            with _collector_paused():  # unpickling creates the same millions of objects
+                loaded = load_index(
+                    root, model=self._model, dimension=self._dimension, **self._index_options
+                )
+                gc.collect()
+                gc.freeze()  # as after a load from Chroma (see _load)
         except SnapshotRefused as exc:
             log.warning("search index snapshot refused, rebuilding from Chroma: %s", exc)
             return False

@@ -202,3 +202,16 @@ def test_a_snapshot_write_killed_by_sigkill_never_leaves_a_loadable_partial(
         reloaded = load_index(root, model="m", dimension=32)
         assert reloaded is not None and reloaded[1].revision == "after"
     assert caught_inside > 0, "no kill landed inside a write: the test proved nothing"
+
+
+async def test_a_folder_that_cannot_be_written_is_logged_and_the_index_serves(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a replica on a share it may not write (root ignores permission bits, so the
+    folder's parent is a plain file here): the write fails, is logged, and queries go on."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    index = await _started(_live(store, blocker / "snapshots"))
+    assert "snapshot not written to" in caplog.text
+    assert len(_state(index)) == 300
