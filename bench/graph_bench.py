@@ -113,6 +113,9 @@ def main() -> None:
         "--chroma", type=Path, help="also time a start through Chroma, store kept in this folder"
     )
     parser.add_argument("--starts-only", action="store_true", help="only the --chroma starts")
+    parser.add_argument(
+        "--no-anchors", action="store_true", help="leave out faiss and hnswlib alone (1M: ~15 min)"
+    )
     parser.add_argument("--start", type=Path, help=argparse.SUPPRESS)  # one start (child)
     args = parser.parse_args()
     if args.start is not None:
@@ -156,24 +159,10 @@ def main() -> None:
         if args.sweep_only:
             return
 
-    # Anchors: the graph libraries alone, no filter, same vectors, same breadth.
-    flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-    flat.hnsw.efConstruction = graph_module.BUILD_BREADTH
-    faiss_build, _ = timed(lambda: flat.add(vectors))
-    import hnswlib
-
-    hnsw = hnswlib.Index(space="ip", dim=vectors.shape[1])
-    hnsw.init_index(max_elements=len(vectors), M=32, ef_construction=graph_module.BUILD_BREADTH)
-    hnsw.set_num_threads(1)
-    hnswlib_build, _ = timed(lambda: hnsw.add_items(vectors, np.arange(len(vectors))))
-    print(
-        f"anchors built: faiss HNSWFlat {faiss_build / 1000:.1f} s, "
-        f"hnswlib {hnswlib_build / 1000:.1f} s "
-        f"(M=32, efConstruction={graph_module.BUILD_BREADTH}, one thread)"
-    )
-    breadth = planner.GRAPH_BREADTH
-    flat.hnsw.efSearch = breadth
-    hnsw.set_ef(breadth)
+    flat: Any = None
+    hnsw: Any = None
+    if not args.no_anchors:
+        flat, hnsw = build_anchors(vectors)
 
     print(
         "\n| filter | passing | path | planner p50 | recall@10 | hybrid-depth-50 p50 | exact p50 "
@@ -186,9 +175,8 @@ def main() -> None:
             mask, passing = index.selection(filters)
             count = int(np.count_nonzero(mask))
             path = "graph" if index.plan(mask, passing) is not None else "exact"
-            times, recalls = measure_cell(
-                index, queries, mask, passing, vectors, (flat, hnsw) if wire is None else None
-            )
+            anchors = (flat, hnsw) if wire is None and flat is not None else None
+            times, recalls = measure_cell(index, queries, mask, passing, vectors, anchors)
 
         def p50(key: str, times: dict[str, list[float]] = times) -> str:
             return f"{percentile(times[key], 50):.2f}" if times[key] else "-"
@@ -260,6 +248,27 @@ async def one_start(folder: Path) -> None:
         f"+{rss:.0f} MiB RSS then; graph and snapshot done after "
         f"{time.perf_counter() - started:.1f} s"
     )
+
+
+def build_anchors(vectors: np.ndarray) -> tuple[Any, Any]:
+    """The graph libraries alone on the same vectors, searched at the same breadth."""
+    flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+    flat.hnsw.efConstruction = graph_module.BUILD_BREADTH
+    faiss_build, _ = timed(lambda: flat.add(vectors))
+    import hnswlib
+
+    hnsw = hnswlib.Index(space="ip", dim=vectors.shape[1])
+    hnsw.init_index(max_elements=len(vectors), M=32, ef_construction=graph_module.BUILD_BREADTH)
+    hnsw.set_num_threads(1)
+    hnswlib_build, _ = timed(lambda: hnsw.add_items(vectors, np.arange(len(vectors))))
+    print(
+        f"anchors built: faiss HNSWFlat {faiss_build / 1000:.1f} s, "
+        f"hnswlib {hnswlib_build / 1000:.1f} s "
+        f"(M=32, efConstruction={graph_module.BUILD_BREADTH}, one thread)"
+    )
+    flat.hnsw.efSearch = planner.GRAPH_BREADTH
+    hnsw.set_ef(planner.GRAPH_BREADTH)
+    return flat, hnsw
 
 
 def measure_cell(
