@@ -117,7 +117,26 @@ def main() -> None:
         "--no-anchors", action="store_true", help="leave out faiss and hnswlib alone (1M: ~15 min)"
     )
     parser.add_argument("--start", type=Path, help=argparse.SUPPRESS)  # one start (child)
+    parser.add_argument(
+        "--sweep-snapshot", type=Path, help="sweep the index of this snapshot folder (no build)"
+    )
     args = parser.parse_args()
+    if args.sweep_snapshot is not None:
+        loaded = load_index(args.sweep_snapshot, model=FAST, dimension=256)
+        assert loaded is not None, f"no snapshot in {args.sweep_snapshot}"
+        embedder = load_embedder(FAST)
+        queries = [
+            np.asarray(embedder.embed_query(q), np.float32)
+            for q in generate_queries(args.queries, seed=11)
+        ]
+        faiss.omp_set_num_threads(1)
+        if args.breadths == "planner":  # the table's planner columns, no anchors
+            matrix = np.asarray(loaded[0]._vectors.matrix, np.float32)
+            print_table(loaded[0], queries, matrix, None, None)
+            return
+        breadths = [int(b) for b in args.breadths.split(",")]
+        sweep(loaded[0], queries, breadths, [float(f) for f in args.fractions.split(",")])
+        return
     if args.start is not None:
         asyncio.run(one_start(args.start))
         return
@@ -151,7 +170,6 @@ def main() -> None:
         f"+{rss_built:.0f} MiB"
     )
     vectors = np.asarray(index._vectors.matrix, np.float32)
-    ids = index.ids
 
     if args.sweep or args.sweep_only:
         breadths = [int(b) for b in args.breadths.split(",")]
@@ -164,37 +182,7 @@ def main() -> None:
     if not args.no_anchors:
         flat, hnsw = build_anchors(vectors)
 
-    print(
-        "\n| filter | passing | path | planner p50 | recall@10 | hybrid-depth-50 p50 | exact p50 "
-        "| numpy p50 | faiss alone p50 / recall | hnswlib alone p50 / recall |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, wire in FILTERS.items():
-        filters = None if wire is None else QueryFilters.model_validate(wire)
-        with index.reading():
-            mask, passing = index.selection(filters)
-            count = int(np.count_nonzero(mask))
-            path = "graph" if index.plan(mask, passing) is not None else "exact"
-            anchors = (flat, hnsw) if wire is None and flat is not None else None
-            times, recalls = measure_cell(index, queries, mask, passing, vectors, anchors)
-
-        def p50(key: str, times: dict[str, list[float]] = times) -> str:
-            return f"{percentile(times[key], 50):.2f}" if times[key] else "-"
-
-        def anchor(
-            key: str,
-            times: dict[str, list[float]] = times,
-            recalls: dict[str, list[float]] = recalls,
-        ) -> str:
-            if not times[key]:
-                return "-"
-            return f"{percentile(times[key], 50):.2f} / {np.mean(recalls[key]):.3f}"
-
-        print(
-            f"| {name} | {count / len(ids):.1%} | {path} | {p50('p')} | "
-            f"{np.mean(recalls['p']):.3f} | {p50('h')} | {p50('e')} | {p50('n')} | "
-            f"{anchor('f')} | {anchor('l')} |"
-        )
+    print_table(index, queries, vectors, flat, hnsw)
 
     snapshot_lines(index, records)
     if args.chroma is not None:
@@ -248,6 +236,43 @@ async def one_start(folder: Path) -> None:
         f"+{rss:.0f} MiB RSS then; graph and snapshot done after "
         f"{time.perf_counter() - started:.1f} s"
     )
+
+
+def print_table(
+    index: SearchIndex, queries: list[np.ndarray], vectors: np.ndarray, flat: Any, hnsw: Any
+) -> None:
+    """The table: one row per filter, the planner beside exact, numpy and the anchors."""
+    print(
+        "\n| filter | passing | path | planner p50 | recall@10 | hybrid-depth-50 p50 | exact p50 "
+        "| numpy p50 | faiss alone p50 / recall | hnswlib alone p50 / recall |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, wire in FILTERS.items():
+        filters = None if wire is None else QueryFilters.model_validate(wire)
+        with index.reading():
+            mask, passing = index.selection(filters)
+            count = int(np.count_nonzero(mask))
+            path = "graph" if index.plan(mask, passing) is not None else "exact"
+            anchors = (flat, hnsw) if wire is None and flat is not None else None
+            times, recalls = measure_cell(index, queries, mask, passing, vectors, anchors)
+
+        def p50(key: str, times: dict[str, list[float]] = times) -> str:
+            return f"{percentile(times[key], 50):.2f}" if times[key] else "-"
+
+        def anchor(
+            key: str,
+            times: dict[str, list[float]] = times,
+            recalls: dict[str, list[float]] = recalls,
+        ) -> str:
+            if not times[key]:
+                return "-"
+            return f"{percentile(times[key], 50):.2f} / {np.mean(recalls[key]):.3f}"
+
+        print(
+            f"| {name} | {count / len(index):.1%} | {path} | {p50('p')} | "
+            f"{np.mean(recalls['p']):.3f} | {p50('h')} | {p50('e')} | {p50('n')} | "
+            f"{anchor('f')} | {anchor('l')} |"
+        )
 
 
 def build_anchors(vectors: np.ndarray) -> tuple[Any, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -41,14 +42,17 @@ MIN_COMPACT = 1024
 GRAPH_MIN_ROWS = 50_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
-#: scored again exactly, and the breadth of its walk (efSearch): GRAPH_BREADTH with no
-#: filter, GRAPH_BREADTH / (share of rows passing) under one (a filtered walk skips the
-#: rows that fail, so it must look wider), at most GRAPH_MAX_BREADTH. The smallest that kept
-#: recall@10 >= 0.99 against exact search in bench/graph_bench.py (docs/scaling.md).
+#: scored again exactly. The breadth of the walk (efSearch) grows with the rows and with the
+#: share a filter leaves out: GRAPH_BREADTH up to 100,000 rows, times (1 + GRAPH_BREADTH_GROWTH
+#: x log10(rows / 100,000)) past it, divided by sqrt(share of rows passing), at most
+#: GRAPH_MAX_BREADTH. The smallest that kept recall@10 >= 0.99 against exact search in every
+#: cell of bench/graph_bench.py's sweeps at 100k and 1M (docs/scaling.md): 384 at 100k and
+#: 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with 50% / 30% / 20% passing.
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
 GRAPH_BREADTH = 384
-GRAPH_MAX_BREADTH = 1024
+GRAPH_BREADTH_GROWTH = 1.67
+GRAPH_MAX_BREADTH = 2048
 #: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
 _TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
@@ -504,8 +508,10 @@ class SearchIndex:
 
     def _breadth(self, passing: int) -> int:
         """The graph walk's efSearch when `passing` rows pass (see GRAPH_BREADTH)."""
-        share = passing / max(1, self.columns.alive_count)
-        return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH / max(share, 1e-9)))
+        rows = max(1, self.columns.alive_count)
+        share = max(passing / rows, 1e-9)
+        growth = 1 + GRAPH_BREADTH_GROWTH * max(0.0, math.log10(rows / 100_000))
+        return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
