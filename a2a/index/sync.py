@@ -246,6 +246,12 @@ class LiveIndex:
             )
 
     def _build_and_save(self) -> None:
+        try:
+            self._build_and_save_now()
+        except Exception:  # our bug: logged; searches go on (exact until a graph exists)
+            log.exception("search index graph or snapshot failed")
+
+    def _build_and_save_now(self) -> None:
         index = self.index
         if index.wants_graph():
             started = time.perf_counter()
