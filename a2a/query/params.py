@@ -111,6 +111,8 @@ RetrievalMode = Literal["semantic", "keyword", "hybrid"]
 
 #: Cosine distance in [0, 2]; strict: bool, strings, NaN and Infinity are refused.
 CosineDistance = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+#: A half-life in days: a finite number above 0 (CONTRACT.md, Lifecycle: Recency).
+HalfLifeDays = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class QueryDecisionsParams(WireModel):
@@ -130,6 +132,7 @@ class QueryDecisionsParams(WireModel):
     retrieval_mode: RetrievalMode | None = None
     max_distance: CosineDistance | None = None
     explain: StrictBool = False
+    recency_half_life_days: HalfLifeDays | None = None
 
     @field_validator("query")
     @classmethod
