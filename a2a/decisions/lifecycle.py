@@ -92,7 +92,10 @@ class Lifecycle:
             )
             changes = _differences(old, new)
             if not changes:
-                return old  # nothing differs: nothing to write or to keep
+                # Nothing differs: nothing to keep; reverse links a failed call left
+                # unwritten are completed (a retry finishes what it began).
+                await self._write(self._reverse_links(old, old, known, agent), known)
+                return old
             at = self._clock()
             entry = Change(at=at, by=agent, reason=params.reason, changes=changes)
             new = new.model_copy(update={"history": [*old.history, entry]})

@@ -364,3 +364,32 @@ class _no_server:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_the_typed_clients_update_delete_and_read_stats_and_drift(server: Served) -> None:
+    from a2a.client.clients import AsyncCSTPClient, CSTPClient
+    from a2a.client.errors import CSTPError
+
+    url = server.url
+    record(url, "cl-1", category="cl-cat", confidence=0.9)
+    with CSTPClient(url, WRITER_TOKEN) as client:
+        assert client.update_decision("cl-1", {"confidence": 0.4}, "typed").confidence == 0.4
+        assert client.get_decision("cl-1").history[0].changes == {"confidence": (0.9, 0.4)}
+        assert client.get_stats({"category": "cl-cat"}).decisions == 1
+        assert client.check_drift(group_by="agent").groups is not None
+        ranked = client.query_decisions("x", {"category": "cl-cat"}, recency_half_life_days=7)
+        assert [d.id for d in ranked.decisions] == ["cl-1"]
+    with CSTPClient(url, OTHER_TOKEN) as other:
+        with pytest.raises(CSTPError) as refused:
+            other.delete_decision("cl-1", "not mine")
+        assert refused.value.code == -32004
+
+    async def delete() -> bool:
+        async with AsyncCSTPClient(url, WRITER_TOKEN) as client:
+            assert (await client.get_stats({"category": "cl-cat"})).decisions == 1
+            return (await client.delete_decision("cl-1", "typed")).deleted
+
+    import anyio
+
+    assert anyio.run(delete) is True
+    assert error_fields(call(url, "cstp.getDecision", {"id": "cl-1"})) == ["id"]
