@@ -51,16 +51,19 @@ def drift(
     dated = ~np.isnan(date_epoch)
     recent = dated & (date_epoch >= recent_from)
     baseline = dated & (date_epoch >= baseline_from) & (date_epoch < recent_from)
-    names = sorted(
-        {g for g, r, b in zip(groups, recent.tolist(), baseline.tolist(), strict=True) if r or b},
-        key=lambda g: (g is None, g or ""),
+    index: dict[str | None, int] = {}
+    codes = np.array([index.setdefault(g, len(index)) for g in groups], dtype=np.int64)
+    names = list(index)
+    in_window = np.zeros(len(names), dtype=bool)
+    in_window[codes[recent | baseline]] = True
+    chosen = sorted(
+        (n for n, name in enumerate(names) if in_window[n]),
+        key=lambda n: (names[n] is None, names[n] or ""),
     )
-    result = []
-    for name in names:
-        mine = np.array([g == name for g in groups], dtype=bool)
-        r, b = squared[mine & recent], squared[mine & baseline]
-        result.append(_group(name, r, b))
-    return result
+    return [
+        _group(names[n], squared[(codes == n) & recent], squared[(codes == n) & baseline])
+        for n in chosen
+    ]
 
 
 def _group(
