@@ -18,7 +18,7 @@ from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
-from a2a.query.recency import by_recency
+from a2a.query.recency import by_recency, recent_candidates
 from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
 from a2a.store import AsyncStore
 from a2a.workers import WorkerPool
@@ -221,13 +221,21 @@ class QueryService:
             mask, passing = index.within(vector, mask, max_distance), None
         half_life = params.recency_half_life_days
         if half_life is not None:
-            # Recency reorders a deeper list: every passing row in semantic mode (the
-            # formula can lift any of them), the hybrid candidate depth in the others.
-            rows = passing if passing is not None else np.flatnonzero(mask)
-            depth = len(rows) if mode == "semantic" else max(self._hybrid.candidates, params.limit)
+            # Recency reorders a deeper list: in semantic mode the best rows of every passing
+            # one by the recency score (any of them can be lifted), the hybrid candidate
+            # depth in the others.
+            now = self._wall_clock()
+            if mode == "semantic":
+                rows = passing if passing is not None else np.flatnonzero(mask)
+                passing = recent_candidates(index, vector, rows, now, half_life, params.limit)
+                mask = np.zeros(len(mask), dtype=bool)
+                mask[passing] = True
+                depth = len(passing)
+            else:
+                depth = max(self._hybrid.candidates, params.limit)
             wide = params.model_copy(update={"limit": max(depth, 1)})
             hits = self._by_mode(mode, index, vector, mask, wide, passing)
-            return by_recency(hits, self._wall_clock(), half_life, params.limit)
+            return by_recency(hits, now, half_life, params.limit)
         return self._by_mode(mode, index, vector, mask, params, passing)
 
     def _by_mode(

@@ -45,3 +45,34 @@ def test_hits_are_reordered_undated_last_with_raw_distances_scores_and_a_limit()
     assert ordered.scores == [3.0, 1.0, 2.0, 5.0]
     everything = by_recency(hits, NOW, 30, limit=10)
     assert everything.shown[-1][0] == "undated" and everything.reasons is None
+
+
+def test_candidates_hold_the_exact_top_of_every_passing_row() -> None:
+    import numpy as np
+
+    from a2a.index import IndexedRecord, SearchIndex
+    from a2a.query.recency import recent_candidates
+    from a2a.store.stored import StoredDecision
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = SearchIndex()
+    records = []
+    for n in range(300):
+        days = None if n % 7 == 0 else int(rng.integers(0, 800))
+        date = None if days is None else datetime.fromtimestamp(NOW - days * 86400, UTC)
+        text = None if date is None else date.strftime("%Y-%m-%dT%H:%M:%SZ")
+        epoch = None if date is None else int(date.timestamp())
+        stored = StoredDecision(id=f"r{n:03d}", title="t", date=text, date_epoch=epoch)
+        records.append(IndexedRecord(stored.id, stored, vectors[n], "t"))
+    index.upsert(records)
+    query = vectors[5]
+    rows = np.arange(300, dtype=np.int64)
+    with index.reading():
+        chosen = recent_candidates(index, query, rows, NOW, 30, limit=5)
+        everything = Hits(index.shown(rows.tolist()), index.distances(query, rows.tolist()))
+        subset = Hits(index.shown(chosen.tolist()), index.distances(query, chosen.tolist()))
+    assert len(chosen) == 36
+    best = [s[0] for s in by_recency(everything, NOW, 30, 5).shown]
+    assert [s[0] for s in by_recency(subset, NOW, 30, 5).shown] == best
