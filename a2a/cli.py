@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from a2a import exit_codes
 from a2a.cli_decisions import register as register_decision_commands
 from a2a.cli_help import PlainHelpCommand, use_plain_help
+from a2a.cli_lifecycle import register as register_lifecycle_commands
 from a2a.cli_query import query
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
@@ -415,6 +416,7 @@ app.command("query", cls=PlainHelpCommand, short_help="Search a running service 
 
 # The decision commands (record, review, get, list, calibration) live in their own module.
 register_decision_commands(app)
+register_lifecycle_commands(app)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
@@ -21,7 +21,21 @@ OUTCOMES: Final[tuple[str, ...]] = get_args(Outcome)
 
 #: Fields set by the service, not by the record's content: left out of `content_hash`, so
 #: a review or a re-recording never makes an unchanged file look changed.
-SERVICE_FIELDS: Final = frozenset({"recorded_by", "recorded_at", "lessons", "reviewed_at"})
+#: The lifecycle fields (history and links, CONTRACT.md "Lifecycle of a decision") are
+#: service fields too: an update or a link never makes a file look changed.
+SERVICE_FIELDS: Final = frozenset(
+    {
+        "recorded_by",
+        "recorded_at",
+        "lessons",
+        "reviewed_at",
+        "history",
+        "supersedes",
+        "superseded_by",
+        "related_to",
+        "related_from",
+    }
+)
 #: Bumped when what the store keeps of a record changes, so `cstp index` rewrites every
 #: record once (version 2: the whole record kept in metadata for cstp.getDecision).
 RECORD_FORMAT: Final = "record-v2"
@@ -43,13 +57,29 @@ class Reason(BaseModel):
     text: str = ""
 
 
+class Change(BaseModel):
+    """One entry of a decision's history (cstp.updateDecision): when (UTC), by which agent
+    (None for the service itself), why, and each changed field's `[old, new]` values by
+    its wire name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: datetime
+    by: str | None
+    reason: str
+    changes: dict[str, tuple[Any, Any]]
+
+
 class DecisionRecord(BaseModel):
     """A decision as stored: metadata for filters plus the text that is embedded.
 
     `date` is timezone-aware UTC. `source` is the file the record came from, relative to
     the folder given to `cstp index` (POSIX separators), or None. `recorded_by` (agent id)
     and `recorded_at` (UTC) are set by the service for records written over the protocol,
-    None for records from files; `lessons` and `reviewed_at` by cstp.reviewDecision.
+    None for records from files; `lessons` and `reviewed_at` by cstp.reviewDecision;
+    `history` by cstp.updateDecision. Links are ids of other stored decisions, kept both
+    ways so that a delete finds every record pointing at it: `supersedes` and `related_to`
+    as written, `superseded_by` and `related_from` their reverse.
     `origin_hash`, never serialised, is the content hash of what the record was first
     written from when it differs from `content_hash()` (a reviewed record keeps the hash of
     its file, so re-indexing the unchanged file leaves the review in place).
@@ -74,6 +104,11 @@ class DecisionRecord(BaseModel):
     recorded_at: datetime | None = None
     lessons: str | None = None
     reviewed_at: datetime | None = None
+    history: list[Change] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    superseded_by: list[str] = Field(default_factory=list)
+    related_to: list[str] = Field(default_factory=list)
+    related_from: list[str] = Field(default_factory=list)
     origin_hash: str | None = Field(default=None, exclude=True, repr=False)
 
     @field_validator("date", "recorded_at", "reviewed_at")

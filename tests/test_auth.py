@@ -7,13 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from a2a.auth.middleware import bearer_token
+from a2a.auth.scopes import allows
 from a2a.auth.tokens import (
     TokenEntry,
     TokenFormatError,
     TokenTable,
     parse_entries,
+    parse_env_tokens,
     read_token_file,
 )
 from a2a.embeddings import Embedder
@@ -236,9 +239,17 @@ def test_tokens_file_takes_scopes_one_entry_per_line(tmp_path: Path) -> None:
     ]
 
 
+def test_admin_scope_is_parsed_and_covers_write_and_read() -> None:
+    entries = parse_env_tokens(SecretStr("root:t-3:admin"))
+    assert entries == [TokenEntry("root", "t-3", frozenset({"admin"}))]
+    granted = entries[0].scopes
+    assert [allows(granted, s) for s in ("read", "write", "admin")] == [True, True, True]
+    assert allows(frozenset({"write"}), "admin") is False
+
+
 @pytest.mark.parametrize(
     "value",
-    ["alice:secret-token:admin", "alice:secret-token:read+", "alice:secret-token:read+root"],
+    ["alice:secret-token:root", "alice:secret-token:read+", "alice:secret-token:read+root"],
 )
 def test_unknown_scopes_fail_start_up_naming_the_setting_not_the_token(
     monkeypatch: pytest.MonkeyPatch, value: str

@@ -26,6 +26,7 @@ def _query_params(query: str, filters: dict[str, Any] | None, **options: Any) ->
         "retrieval_mode": "retrievalMode",
         "explain": "explain",
         "max_distance": "maxDistance",
+        "recency_half_life_days": "recencyHalfLifeDays",
     }
     params: dict[str, Any] = {"query": query}
     if filters:
@@ -89,11 +90,13 @@ class CSTPClient(DecisionCalls):
         retrieval_mode: str | None = None,
         explain: bool | None = None,
         max_distance: float | None = None,
+        recency_half_life_days: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
         `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
-        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it;
+        `recency_half_life_days` (> 0) orders by similarity halved every that many days.
         """
         params = _query_params(
             query,
@@ -103,6 +106,7 @@ class CSTPClient(DecisionCalls):
             retrieval_mode=retrieval_mode,
             explain=explain,
             max_distance=max_distance,
+            recency_half_life_days=recency_half_life_days,
         )
         return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
 
@@ -180,11 +184,13 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         retrieval_mode: str | None = None,
         explain: bool | None = None,
         max_distance: float | None = None,
+        recency_half_life_days: float | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
         `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
-        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it.
+        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it;
+        `recency_half_life_days` (> 0) orders by similarity halved every that many days.
         """
         params = _query_params(
             query,
@@ -194,6 +200,7 @@ class AsyncCSTPClient(AsyncDecisionCalls):
             retrieval_mode=retrieval_mode,
             explain=explain,
             max_distance=max_distance,
+            recency_half_life_days=recency_half_life_days,
         )
         result = await self.call("cstp.queryDecisions", params)
         return QueryDecisionsResult.model_validate(result)

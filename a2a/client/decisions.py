@@ -1,4 +1,5 @@
-"""The decision calls of the clients: record, review, get, list (with paging), calibration."""
+"""The decision calls of the clients: record, review, update, delete, get, list (with
+paging), calibration, stats and drift."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from typing import Any
 from a2a.decisions.results import (
     CalibrationResult,
     DecisionResult,
+    DeleteDecisionResult,
+    DriftResult,
     ListDecisionsResult,
     RecordDecisionResult,
+    StatsResult,
 )
 from a2a.query.results import DecisionMetadata
 
@@ -37,6 +41,21 @@ def list_params(
 ) -> dict[str, Any]:
     """cstp.listDecisions params by wire name."""
     return _given(filters=filters or None, order=order, limit=limit, cursor=cursor)
+
+
+def drift_params(
+    recent_days: int | None,
+    baseline_days: int | None,
+    group_by: str | None,
+    filters: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """cstp.checkDrift params by wire name."""
+    return _given(
+        recentDays=recent_days,
+        baselineDays=baseline_days,
+        groupBy=group_by,
+        filters=filters or None,
+    )
 
 
 class DecisionCalls:
@@ -105,6 +124,37 @@ class DecisionCalls:
         params = _given(filters=filters or None, bins=bins)
         return CalibrationResult.model_validate(self.call("cstp.getCalibration", params))
 
+    def update_decision(
+        self, decision_id: str, changes: dict[str, Any], reason: str
+    ) -> DecisionMetadata:
+        """cstp.updateDecision (scope write): `changes` in wire form (`{"confidence": 0.6}`),
+        kept in the decision's history with `reason`; the summary after the change."""
+        params = {"id": decision_id, "changes": changes, "reason": reason}
+        return DecisionMetadata.model_validate(self.call("cstp.updateDecision", params))
+
+    def delete_decision(self, decision_id: str, reason: str) -> DeleteDecisionResult:
+        """cstp.deleteDecision (scope write for your own decisions, admin for anyone's)."""
+        params = {"id": decision_id, "reason": reason}
+        return DeleteDecisionResult.model_validate(self.call("cstp.deleteDecision", params))
+
+    def get_stats(self, filters: dict[str, Any] | None = None) -> StatsResult:
+        """cstp.getStats: counts by month x outcome, category, status and agent."""
+        return StatsResult.model_validate(
+            self.call("cstp.getStats", _given(filters=filters or None))
+        )
+
+    def check_drift(
+        self,
+        *,
+        recent_days: int | None = None,
+        baseline_days: int | None = None,
+        group_by: str | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> DriftResult:
+        """cstp.checkDrift: recent against baseline Brier score per category or agent."""
+        params = drift_params(recent_days, baseline_days, group_by, filters)
+        return DriftResult.model_validate(self.call("cstp.checkDrift", params))
+
 
 class AsyncDecisionCalls:
     """The decision methods of AsyncCSTPClient: the same calls as DecisionCalls, awaited."""
@@ -170,3 +220,32 @@ class AsyncDecisionCalls:
         """See DecisionCalls.get_calibration."""
         params = _given(filters=filters or None, bins=bins)
         return CalibrationResult.model_validate(await self.call("cstp.getCalibration", params))
+
+    async def update_decision(
+        self, decision_id: str, changes: dict[str, Any], reason: str
+    ) -> DecisionMetadata:
+        """See DecisionCalls.update_decision."""
+        params = {"id": decision_id, "changes": changes, "reason": reason}
+        return DecisionMetadata.model_validate(await self.call("cstp.updateDecision", params))
+
+    async def delete_decision(self, decision_id: str, reason: str) -> DeleteDecisionResult:
+        """See DecisionCalls.delete_decision."""
+        params = {"id": decision_id, "reason": reason}
+        return DeleteDecisionResult.model_validate(await self.call("cstp.deleteDecision", params))
+
+    async def get_stats(self, filters: dict[str, Any] | None = None) -> StatsResult:
+        """See DecisionCalls.get_stats."""
+        result = await self.call("cstp.getStats", _given(filters=filters or None))
+        return StatsResult.model_validate(result)
+
+    async def check_drift(
+        self,
+        *,
+        recent_days: int | None = None,
+        baseline_days: int | None = None,
+        group_by: str | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> DriftResult:
+        """See DecisionCalls.check_drift."""
+        params = drift_params(recent_days, baseline_days, group_by, filters)
+        return DriftResult.model_validate(await self.call("cstp.checkDrift", params))

@@ -1,13 +1,12 @@
-// Calibration: the reliability diagram, Brier score and per-category table (cstp.getCalibration),
-// and decisions per month by outcome, counted from cstp.listDecisions pages. Charts: Chart.js (vendored).
+// Calibration: the reliability diagram with each bin's Wilson interval as an error bar, the Brier
+// score, its Murphy decomposition, per-category and per-agent tables and the Brier score per month
+// (cstp.getCalibration); decisions per month by outcome (cstp.getStats). Charts: Chart.js (vendored).
 
 import { call } from "./api.js";
 import { el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { currentFilters, numberOf } from "./filters.js";
 
-/** Most listDecisions pages read for the month chart (100 decisions each). */
-const MAX_PAGES = 50;
 const OUTCOMES = ["success", "partial", "failure", "abandoned", "pending"];
 const COLOURS = {
   success: "#2e7d32", partial: "#f9a825", failure: "#c62828", abandoned: "#6d4c41",
@@ -22,15 +21,41 @@ function draw(id, config) {
   charts[id] = new window.Chart(document.getElementById(id), config);
 }
 
+/** Draws each observed point's [low, high] as a vertical bar with caps (Chart.js has no error bars). */
+const errorBars = {
+  id: "errorBars",
+  afterDatasetsDraw(chart) {
+    const dataset = chart.data.datasets.find((d) => d.errorBars);
+    if (!dataset) return;
+    const { ctx, scales: { x, y } } = chart;
+    ctx.save();
+    ctx.strokeStyle = dataset.borderColor;
+    ctx.lineWidth = 1.5;
+    for (const p of dataset.data) {
+      const px = x.getPixelForValue(p.x);
+      const [top, bottom] = [y.getPixelForValue(p.high), y.getPixelForValue(p.low)];
+      ctx.beginPath();
+      ctx.moveTo(px, top); ctx.lineTo(px, bottom);
+      ctx.moveTo(px - 4, top); ctx.lineTo(px + 4, top);
+      ctx.moveTo(px - 4, bottom); ctx.lineTo(px + 4, bottom);
+      ctx.stroke();
+    }
+    ctx.restore();
+  },
+};
+
 function reliability(bins) {
-  const observed = bins.filter((b) => b.count > 0).map((b) => ({ x: b.meanConfidence, y: b.successRate, count: b.count }));
+  const observed = bins.filter((b) => b.count > 0).map((b) => ({
+    x: b.meanConfidence, y: b.successRate, count: b.count, low: b.successRateLow, high: b.successRateHigh,
+  }));
   draw("reliability-chart", {
+    plugins: [errorBars],
     type: "scatter",
     data: {
       datasets: [
         { label: "Perfect calibration", data: [{ x: 0, y: 0 }, { x: 1, y: 1 }], showLine: true,
           borderColor: "#9e9e9e", borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5 },
-        { label: "Observed", data: observed, showLine: true, borderColor: "#1565c0",
+        { label: "Observed", data: observed, showLine: true, borderColor: "#1565c0", errorBars: true,
           backgroundColor: "#1565c0", pointRadius: observed.map((p) => 3 + Math.min(9, Math.sqrt(p.count))) },
       ],
     },
@@ -40,7 +65,7 @@ function reliability(bins) {
         y: { min: 0, max: 1, title: { display: true, text: "success rate" } },
       },
       plugins: {
-        tooltip: { callbacks: { label: (c) => `confidence ${fixed(c.parsed.x)}, success ${fixed(c.parsed.y)} (${c.raw.count ?? ""} decisions)` } },
+        tooltip: { callbacks: { label: (c) => `confidence ${fixed(c.parsed.x)}, success ${fixed(c.parsed.y)} [${fixed(c.raw.low)}, ${fixed(c.raw.high)}] (${c.raw.count ?? ""} decisions)` } },
       },
     },
   });
@@ -51,7 +76,28 @@ function binRows(bins) {
     el("td", { class: "nowrap" }, `${fixed(b.from)}–${fixed(b.to)}`),
     el("td", { class: "num" }, b.count),
     el("td", { class: "num" }, fixed(b.meanConfidence)),
-    el("td", { class: "num" }, fixed(b.successRate))));
+    el("td", { class: "num" }, fixed(b.successRate)),
+    el("td", { class: "num nowrap", "data-low": b.successRateLow ?? "", "data-high": b.successRateHigh ?? "" },
+      b.count ? `${fixed(b.successRateLow)}–${fixed(b.successRateHigh)}` : "")));
+}
+
+function agentRows(rows) {
+  return rows.map((r) => el("tr", { "data-agent": r.agent ?? "" },
+    el("td", {}, text(r.agent)),
+    el("td", { class: "num" }, r.decisions),
+    el("td", { class: "num" }, fixed(r.brierScore, 3))));
+}
+
+function brierOverTime(byMonth) {
+  draw("brier-chart", {
+    type: "line",
+    data: {
+      labels: byMonth.map((m) => m.month),
+      datasets: [{ label: "Brier score", data: byMonth.map((m) => m.brierScore), borderColor: "#c62828",
+        backgroundColor: "#c62828", pointRadius: 3 }],
+    },
+    options: { scales: { y: { min: 0, max: 1, title: { display: true, text: "Brier score" } } } },
+  });
 }
 
 function categoryRows(rows) {
@@ -77,33 +123,19 @@ async function calibrate() {
   reliability(result.bins);
   fill(document.querySelector("#bins-table tbody"), ...binRows(result.bins));
   fill(document.querySelector("#category-table tbody"), ...categoryRows(result.byCategory));
+  fill(document.querySelector("#agent-table tbody"), ...agentRows(result.byAgent));
+  fill(document.getElementById("murphy"), result.brierScoreBinned === null ? ""
+    : `Binned Brier ${fixed(result.brierScoreBinned, 3)} = reliability ${fixed(result.reliability, 3)}`
+      + ` − resolution ${fixed(result.resolution, 3)} + uncertainty ${fixed(result.uncertainty, 3)}.`);
+  brierOverTime(result.byMonth);
 }
 
-/** Every decision's date and outcome, in listDecisions pages; `complete` is false past MAX_PAGES. */
-async function allSummaries() {
-  const filters = currentFilters();
-  const decisions = [];
-  let cursor = null;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const params = { order: "dateAsc", limit: 100 };
-    if (filters) params.filters = filters;
-    if (cursor) params.cursor = cursor;
-    const result = await call("cstp.listDecisions", params);
-    decisions.push(...result.decisions);
-    cursor = result.nextCursor;
-    if (!cursor) return { decisions, complete: true };
-  }
-  return { decisions, complete: false };
-}
-
-/** Months from the first to the last dated decision ("2024-01"...), with counts by outcome. */
-export function monthly(decisions) {
-  const dated = decisions.filter((d) => d.date);
+/** Months from the first to the last in `byMonth` (cstp.getStats), gaps filled, counts by outcome. */
+export function monthly(byMonth) {
   const counts = new Map();
-  if (dated.length) {
-    const months = dated.map((d) => d.date.slice(0, 7)).sort();
-    let [year, month] = months[0].split("-").map(Number);
-    const last = months[months.length - 1];
+  if (byMonth.length) {
+    let [year, month] = byMonth[0].month.split("-").map(Number);
+    const last = byMonth[byMonth.length - 1].month;
     for (;;) {
       const key = `${year}-${String(month).padStart(2, "0")}`;
       counts.set(key, {});
@@ -112,19 +144,23 @@ export function monthly(decisions) {
       if (month > 12) { month = 1; year += 1; }
     }
   }
-  for (const d of dated) {
-    const outcome = d.outcome === null ? "none" : OUTCOMES.includes(d.outcome) ? d.outcome : "other";
-    const bucket = counts.get(d.date.slice(0, 7));
-    bucket[outcome] = (bucket[outcome] ?? 0) + 1;
+  for (const m of byMonth) {
+    const bucket = counts.get(m.month);
+    for (const [outcome, n] of Object.entries(m.outcomes)) {
+      const key = outcome === "none" || OUTCOMES.includes(outcome) ? outcome : "other";
+      bucket[key] = (bucket[key] ?? 0) + n;
+    }
   }
-  return { counts, undated: decisions.length - dated.length };
+  return counts;
 }
 
 async function months() {
   const status = document.getElementById("months-status");
   fill(status, "Counting…");
-  const { decisions, complete } = await allSummaries();
-  const { counts, undated } = monthly(decisions);
+  const filters = currentFilters();
+  const stats = await call("cstp.getStats", filters ? { filters } : {});
+  const counts = monthly(stats.byMonth);
+  const undated = stats.undated;
   const labels = [...counts.keys()];
   const keys = [...OUTCOMES, "other", "none"].filter((k) => labels.some((m) => counts.get(m)[k]));
   draw("months-chart", {
@@ -139,9 +175,8 @@ async function months() {
     options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
   });
   status.dataset.undated = String(undated);
-  status.dataset.counted = String(decisions.length);
-  fill(status, `${decisions.length} decisions counted` + (undated ? `, ${undated} undated (not shown)` : "")
-    + (complete ? "." : `; only the first ${MAX_PAGES * 100} were read.`));
+  status.dataset.counted = String(stats.decisions);
+  fill(status, `${stats.decisions} decisions counted` + (undated ? `, ${undated} undated (not shown).` : "."));
 }
 
 async function refresh(event) {

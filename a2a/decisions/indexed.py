@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from a2a.decisions.calibration import outcome_scores
-from a2a.decisions.table import DecisionTable
+from a2a.decisions.table import Coded, DecisionTable
 from a2a.decisions.writes import Runner, WriteListener, in_thread
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
@@ -30,6 +30,10 @@ class IndexSource(Protocol):
         """Index records this process has just written to Chroma."""
         ...
 
+    def forget(self, ids: Sequence[str]) -> None:
+        """Drop records this process has just deleted from Chroma."""
+        ...
+
 
 class FixedIndex:
     """An IndexSource over one SearchIndex that only this process writes (tests, tools)."""
@@ -44,6 +48,10 @@ class FixedIndex:
     def apply(self, records: Sequence[IndexedRecord]) -> None:
         """Upsert `records` into the index."""
         self.index.upsert(records)
+
+    def forget(self, ids: Sequence[str]) -> None:
+        """Remove `ids` from the index."""
+        self.index.remove(ids)
 
 
 class IndexTable:
@@ -76,6 +84,13 @@ def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable
         # Score per outcome code; the last entry is for NULL (-1).
         outcome = columns.vocabularies["outcome"]
         scores = outcome_scores([outcome.value(code) for code in range(len(outcome))] + [None])
+        coded = {
+            name: Coded(
+                columns.codes(name)[rows],
+                columns.vocabularies[name].values(range(len(columns.vocabularies[name]))),
+            )
+            for name in ("category", "status", "outcome", "recorded_by")
+        }
         return DecisionTable(
             ids=lambda wanted: np.array([ids[r] for r in rows[wanted].tolist()], dtype=np.str_),
             date_epoch=columns.date_epoch[rows],
@@ -83,6 +98,7 @@ def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable
             score=scores[columns.codes("outcome")[rows]],
             categories_of=lambda wanted: [category.value(int(c)) for c in categories[wanted]],
             mask=np.ones(len(rows), dtype=bool),
+            coded=coded.__getitem__,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 
@@ -52,6 +52,15 @@ class KeyedLocks:
             entry.users -= 1
             if entry.users == 0:
                 del self._keys[key]
+
+    @contextlib.asynccontextmanager
+    async def hold_all(self, keys: Iterable[str]) -> AsyncIterator[None]:
+        """Hold the locks of every one of `keys` for the block, taken in sorted order (two
+        callers wanting overlapping sets never wait on each other in a circle)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for key in sorted(set(keys)):
+                await stack.enter_async_context(self.hold(key))
+            yield
 
     def __len__(self) -> int:
         return len(self._keys)

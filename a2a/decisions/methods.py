@@ -5,17 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from a2a.decisions.params import (
+    CheckDriftParams,
+    DeleteDecisionParams,
     GetCalibrationParams,
     GetDecisionParams,
+    GetStatsParams,
     ListDecisionsParams,
     RecordDecisionParams,
     ReviewDecisionParams,
+    UpdateDecisionParams,
 )
 from a2a.decisions.results import (
     CalibrationResult,
     DecisionResult,
+    DeleteDecisionResult,
+    DriftResult,
     ListDecisionsResult,
     RecordDecisionResult,
+    StatsResult,
 )
 from a2a.decisions.service import DecisionService
 from a2a.query.results import DecisionMetadata
@@ -48,8 +55,9 @@ _EXAMPLE_DECISION = {
 
 
 def decision_methods(service: DecisionService) -> dict[str, Method]:
-    """name -> Method for recordDecision, reviewDecision (scope write), getDecision,
-    listDecisions and getCalibration (scope read).
+    """name -> Method for recordDecision, reviewDecision, updateDecision, deleteDecision
+    (scope write; admin to delete another agent's decision), getDecision, listDecisions,
+    getCalibration, getStats and checkDrift (scope read).
     """
 
     async def record_decision(params: RecordDecisionParams, ctx: CallContext) -> dict[str, Any]:
@@ -66,6 +74,18 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
 
     async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
         return (await service.get_calibration(params)).to_wire()
+
+    async def update_decision(params: UpdateDecisionParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.update_decision(params, ctx.agent)).model_dump(by_alias=True)
+
+    async def delete_decision(params: DeleteDecisionParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.delete_decision(params, ctx.agent, ctx.scopes)).to_wire()
+
+    async def get_stats(params: GetStatsParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.get_stats(params)).to_wire()
+
+    async def check_drift(params: CheckDriftParams, ctx: CallContext) -> dict[str, Any]:
+        return (await service.check_drift(params)).to_wire()
 
     methods = [
         Method(
@@ -120,6 +140,50 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             result_schema=CalibrationResult.model_json_schema(by_alias=True),
             errors=READ_ERRORS,
             examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
+        ),
+        Method(
+            name="cstp.updateDecision",
+            params_model=UpdateDecisionParams,
+            handler=update_decision,
+            summary="Amend a decision; every change is kept in its history.",
+            result_schema=DecisionMetadata.model_json_schema(by_alias=True),
+            errors=WRITE_ERRORS,
+            examples=(
+                {
+                    "id": "dec-2026-02-invoices-db",
+                    "changes": {"confidence": 0.7, "relatedTo": ["dec-2026-01-cdc"]},
+                    "reason": "Replication lag measured in staging was higher than assumed.",
+                },
+            ),
+            scope="write",
+        ),
+        Method(
+            name="cstp.deleteDecision",
+            params_model=DeleteDecisionParams,
+            handler=delete_decision,
+            summary="Delete a decision and its links (your own; anyone's with scope admin).",
+            result_schema=DeleteDecisionResult.model_json_schema(by_alias=True),
+            errors=WRITE_ERRORS,
+            examples=({"id": "dec-2026-02-invoices-db", "reason": "Recorded twice by mistake."},),
+            scope="write",
+        ),
+        Method(
+            name="cstp.getStats",
+            params_model=GetStatsParams,
+            handler=get_stats,
+            summary="Decision counts by month x outcome, category, status and agent.",
+            result_schema=StatsResult.model_json_schema(by_alias=True),
+            errors=READ_ERRORS,
+            examples=({}, {"filters": {"category": "architecture"}}),
+        ),
+        Method(
+            name="cstp.checkDrift",
+            params_model=CheckDriftParams,
+            handler=check_drift,
+            summary="Groups whose recent Brier score got worse than their baseline.",
+            result_schema=DriftResult.model_json_schema(by_alias=True),
+            errors=READ_ERRORS,
+            examples=({"recentDays": 30, "baselineDays": 180, "groupBy": "agent"},),
         ),
     ]
     return {method.name: method for method in methods}

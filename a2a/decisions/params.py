@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from datetime import datetime
-from typing import Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, Field, StrictInt, StrictStr
+from pydantic import AfterValidator, Field, StrictInt, StrictStr, create_model
 
 from a2a.query.dates import parse_bound
 from a2a.query.params import Confidence, QueryFilters, WireModel
@@ -21,6 +22,10 @@ MAX_ID_CHARS: Final = 200
 MAX_LIST_LIMIT: Final = 100
 #: Longest cursor read: ours are about 150 characters; a bound keeps a huge one cheap.
 MAX_CURSOR_CHARS: Final = 1000
+#: Most ids in one of `supersedes` / `relatedTo` (CONTRACT.md, Lifecycle: Links).
+MAX_LINKS: Final = 20
+#: Longest `reason` of an update or a delete (CONTRACT.md, Lifecycle).
+MAX_REASON_CHARS: Final = 1000
 _DATE_ONLY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
@@ -78,6 +83,18 @@ class DecisionInput(WireModel):
     tags: Annotated[list[Annotated[Text, Field(max_length=200)]], Field(max_length=MAX_TAGS)] = (
         Field(default_factory=list)
     )
+    supersedes: Annotated[list[DecisionId], Field(max_length=MAX_LINKS)] = Field(
+        default_factory=list
+    )
+    related_to: Annotated[list[DecisionId], Field(max_length=MAX_LINKS)] = Field(
+        default_factory=list
+    )
+
+    def digest_fields(self) -> dict[str, object]:
+        """What identifies the content sent (a retry's test): the fields as JSON, empty
+        link lists left out so a decision recorded before links existed keeps its digest."""
+        empty = {name for name in ("supersedes", "related_to") if not getattr(self, name)}
+        return self.model_dump(mode="json", exclude=empty)
 
 
 class RecordDecisionParams(WireModel):
@@ -121,3 +138,82 @@ class GetCalibrationParams(WireModel):
 
     filters: QueryFilters | None = None
     bins: StrictInt = Field(default=5, ge=2, le=20)
+
+
+#: The fields cstp.updateDecision may change (CONTRACT.md, Lifecycle), snake_case.
+CHANGEABLE: Final = (
+    "title",
+    "category",
+    "confidence",
+    "stakes",
+    "status",
+    "context",
+    "decision",
+    "reasons",
+    "tags",
+    "supersedes",
+    "related_to",
+)
+
+
+def _changes_model() -> type[WireModel]:
+    """DecisionChanges: each CHANGEABLE field with DecisionInput's own rules, all optional.
+
+    Built from DecisionInput's fields, so any rule added there holds for an update too.
+    A key sent as null clears that field (refused for `title`, which a record needs, and
+    for the lists, which are cleared with `[]`).
+    """
+    fields: dict[str, Any] = {}
+    for name in CHANGEABLE:
+        info = copy.copy(DecisionInput.model_fields[name])
+        info.default, info.default_factory = None, None
+        fields[name] = (info.annotation, info)
+    model: type[WireModel] = create_model(
+        "DecisionChanges",
+        __base__=WireModel,
+        __doc__="The changes of cstp.updateDecision: any of the changeable fields.",
+        **fields,
+    )
+    return model
+
+
+if TYPE_CHECKING:
+    DecisionChanges = WireModel
+else:
+    DecisionChanges = _changes_model()
+
+
+def _some_change(value: WireModel) -> WireModel:
+    if not value.model_fields_set:
+        raise ValueError("names no field to change")
+    return value
+
+
+class UpdateDecisionParams(WireModel):
+    """Params of cstp.updateDecision: `{"id", "changes": {...}, "reason"}`."""
+
+    id: DecisionId
+    changes: Annotated[DecisionChanges, AfterValidator(_some_change)]
+    reason: Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
+
+
+class DeleteDecisionParams(WireModel):
+    """Params of cstp.deleteDecision: `{"id", "reason"}`."""
+
+    id: DecisionId
+    reason: Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
+
+
+class GetStatsParams(WireModel):
+    """Params of cstp.getStats: filters (as queryDecisions')."""
+
+    filters: QueryFilters | None = None
+
+
+class CheckDriftParams(WireModel):
+    """Params of cstp.checkDrift: the recent and baseline windows (days), the grouping."""
+
+    recent_days: StrictInt = Field(default=30, ge=1, le=365)
+    baseline_days: StrictInt = Field(default=180, ge=1, le=3650)
+    group_by: Literal["category", "agent"] = "category"
+    filters: QueryFilters | None = None

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from a2a.decisions.calibration import Calibration
+from a2a.decisions.drift import DriftGroup
+from a2a.decisions.stats import Count, Stats
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord
 from a2a.store.metadata import format_date
@@ -35,10 +37,30 @@ class ReasonResult(_Wire):
     text: str
 
 
+class ChangeResult(_Wire):
+    """One entry of a decision's history: when (RFC 3339 UTC), by which agent, why, and
+    each changed field's `[old, new]` by its wire name."""
+
+    at: str
+    by: str | None
+    reason: str
+    changes: dict[str, tuple[Any, Any]]
+
+
+class LinksResult(_Wire):
+    """Ids of the decisions linked to one: those it supersedes, those superseding it, and
+    those related to it either way (its own `relatedTo` first)."""
+
+    supersedes: list[str]
+    superseded_by: list[str]
+    related_to: list[str]
+
+
 class DecisionResult(DecisionMetadata):
     """A whole decision record (cstp.getDecision): the summary fields plus its text.
 
     Dates are RFC 3339 UTC (`...Z`); fields the record lacks are null, lists are `[]`.
+    `history` oldest first; `supersededBy` the latest decision superseding it, or null.
     """
 
     recorded_at: str | None
@@ -48,6 +70,11 @@ class DecisionResult(DecisionMetadata):
     tags: list[str]
     lessons: str | None
     reviewed_at: str | None
+    superseded_by: str | None = None
+    links: LinksResult = Field(
+        default_factory=lambda: LinksResult(supersedes=[], superseded_by=[], related_to=[])
+    )
+    history: list[ChangeResult] = Field(default_factory=list)
 
     @classmethod
     def of(cls, record: DecisionRecord) -> DecisionResult:
@@ -74,11 +101,33 @@ class DecisionResult(DecisionMetadata):
             tags=list(record.tags),
             lessons=record.lessons,
             reviewed_at=moment(record.reviewed_at),
+            superseded_by=record.superseded_by[-1] if record.superseded_by else None,
+            links=LinksResult(
+                supersedes=list(record.supersedes),
+                superseded_by=list(record.superseded_by),
+                related_to=list(dict.fromkeys([*record.related_to, *record.related_from])),
+            ),
+            history=[
+                ChangeResult(
+                    at=format_date(entry.at),
+                    by=entry.by,
+                    reason=entry.reason,
+                    changes=dict(entry.changes),
+                )
+                for entry in record.history
+            ],
         )
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-ready dict in the wire's camelCase."""
         return self.model_dump(by_alias=True, mode="json")
+
+
+class DeleteDecisionResult(_Wire):
+    """cstp.deleteDecision: the id, and `deleted` (always true: a failure is an error)."""
+
+    id: str
+    deleted: bool
 
 
 class ListDecisionsResult(_Wire):
@@ -89,13 +138,16 @@ class ListDecisionsResult(_Wire):
 
 
 class BinResult(_Wire):
-    """A reliability bin: [from, to) (the last one closed), its count and mean values."""
+    """A reliability bin: [from, to) (the last one closed), its count and mean values, and
+    the 95% Wilson interval of its success rate (null when empty)."""
 
     from_: float = Field(alias="from")
     to: float
     count: int
     mean_confidence: float | None
     success_rate: float | None
+    success_rate_low: float | None
+    success_rate_high: float | None
 
 
 class CategoryResult(_Wire):
@@ -106,20 +158,50 @@ class CategoryResult(_Wire):
     brier_score: float
 
 
+class AgentResult(_Wire):
+    """Scored decisions of one agent (null: records from files) and their Brier score."""
+
+    agent: str | None
+    decisions: int
+    brier_score: float
+
+
+class MonthResult(_Wire):
+    """Scored decisions dated in one UTC month (`YYYY-MM`) and their Brier score."""
+
+    month: str
+    decisions: int
+    brier_score: float
+
+
 class CalibrationResult(_Wire):
-    """cstp.getCalibration: scored decisions, Brier score (null when none), bins, categories."""
+    """cstp.getCalibration: scored decisions, Brier score (null when none), bins, categories;
+    Murphy's decomposition of `brierScoreBinned` (each decision scored with its bin's mean
+    confidence): `reliability - resolution + uncertainty == brierScoreBinned`; per agent
+    and per month (ascending). The four are null when no decision is scored."""
 
     decisions: int
     brier_score: float | None
+    brier_score_binned: float | None
+    reliability: float | None
+    resolution: float | None
+    uncertainty: float | None
     bins: list[BinResult]
     by_category: list[CategoryResult]
+    by_agent: list[AgentResult]
+    by_month: list[MonthResult]
 
     @classmethod
     def of(cls, calibration: Calibration) -> CalibrationResult:
         """The wire form of `calibration`."""
+        murphy = calibration.murphy
         return cls(
             decisions=calibration.decisions,
             brier_score=calibration.brier_score,
+            brier_score_binned=None if murphy is None else murphy.brier_binned,
+            reliability=None if murphy is None else murphy.reliability,
+            resolution=None if murphy is None else murphy.resolution,
+            uncertainty=None if murphy is None else murphy.uncertainty,
             bins=[
                 BinResult.model_validate(
                     {
@@ -128,6 +210,8 @@ class CalibrationResult(_Wire):
                         "count": b.count,
                         "meanConfidence": b.mean_confidence,
                         "successRate": b.success_rate,
+                        "successRateLow": b.success_low,
+                        "successRateHigh": b.success_high,
                     }
                 )
                 for b in calibration.bins
@@ -138,4 +222,81 @@ class CalibrationResult(_Wire):
                 )
                 for c in calibration.by_category
             ],
+            by_agent=[
+                AgentResult(agent=g.group, decisions=g.decisions, brier_score=g.brier_score)
+                for g in calibration.by_agent
+            ],
+            by_month=[
+                MonthResult(month=g.group or "", decisions=g.decisions, brier_score=g.brier_score)
+                for g in calibration.by_month
+            ],
+        )
+
+
+class MonthCountResult(_Wire):
+    """Decisions dated in one UTC month, per outcome (`none`: without one)."""
+
+    month: str
+    outcomes: dict[str, int]
+
+
+class StatsResult(_Wire):
+    """cstp.getStats: decisions passing the filters, undated ones, by month (ascending) x
+    outcome, and by category, status and agent (count descending, then name, null last)."""
+
+    decisions: int
+    undated: int
+    by_month: list[MonthCountResult]
+    by_category: list[dict[str, Any]]
+    by_status: list[dict[str, Any]]
+    by_agent: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, found: Stats) -> StatsResult:
+        """The wire form of `found`."""
+
+        def keyed(key: str, counts: list[Count]) -> list[dict[str, Any]]:
+            return [{key: c.value, "decisions": c.decisions} for c in counts]
+
+        return cls(
+            decisions=found.decisions,
+            undated=found.undated,
+            by_month=[MonthCountResult(month=m.month, outcomes=m.outcomes) for m in found.by_month],
+            by_category=keyed("category", found.by_category),
+            by_status=keyed("status", found.by_status),
+            by_agent=keyed("agent", found.by_agent),
+        )
+
+
+class DriftGroupResult(_Wire):
+    """One group of cstp.checkDrift (a category or an agent; null: without one)."""
+
+    group: str | None
+    recent_brier: float | None
+    baseline_brier: float | None
+    recent_decisions: int
+    baseline_decisions: int
+    drifted: bool
+
+
+class DriftResult(_Wire):
+    """cstp.checkDrift: one entry per group with scored decisions in either window."""
+
+    groups: list[DriftGroupResult]
+
+    @classmethod
+    def of(cls, groups: list[DriftGroup]) -> DriftResult:
+        """The wire form of `groups`."""
+        return cls(
+            groups=[
+                DriftGroupResult(
+                    group=g.group,
+                    recent_brier=g.recent_brier,
+                    baseline_brier=g.baseline_brier,
+                    recent_decisions=g.recent_decisions,
+                    baseline_decisions=g.baseline_decisions,
+                    drifted=g.drifted,
+                )
+                for g in groups
+            ]
         )

@@ -9,29 +9,39 @@ from typing import Any
 
 import numpy as np
 
+from a2a.auth.scopes import Scopes
 from a2a.decisions.calibration import calibrate
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
+from a2a.decisions.drift import drift
+from a2a.decisions.lifecycle import Forget, Lifecycle, unknown_id
 from a2a.decisions.locks import KeyedLocks
 from a2a.decisions.paging import page, page_ids
 from a2a.decisions.params import (
+    CheckDriftParams,
     DecisionInput,
+    DeleteDecisionParams,
     GetCalibrationParams,
     GetDecisionParams,
+    GetStatsParams,
     ListDecisionsParams,
     RecordDecisionParams,
     ReviewDecisionParams,
+    UpdateDecisionParams,
 )
 from a2a.decisions.results import (
     CalibrationResult,
     DecisionResult,
+    DeleteDecisionResult,
+    DriftResult,
     ListDecisionsResult,
     RecordDecisionResult,
+    StatsResult,
 )
+from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written, in_thread
 from a2a.embeddings import Embedder
-from a2a.errors import FieldError, InvalidParams
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
@@ -51,11 +61,6 @@ def new_decision_id() -> str:
 def utc_now() -> datetime:
     """The server clock, UTC, to the second (dates are stored to the second)."""
     return datetime.now(UTC).replace(microsecond=0)
-
-
-def unknown_id() -> InvalidParams:
-    """-32602 on `id`: no stored decision has it."""
-    return InvalidParams([FieldError("id", "no decision with this id")])
 
 
 class DecisionService:
@@ -80,6 +85,7 @@ class DecisionService:
         new_id: Callable[[], str] = new_decision_id,
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
+        on_delete: Forget | None = None,
     ) -> None:
         self._store = store
         self._table = table
@@ -91,6 +97,7 @@ class DecisionService:
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )
+        self._lifecycle = Lifecycle(store, self._locks, self._commits.submit, clock, on_delete)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -103,11 +110,28 @@ class DecisionService:
         """
         sent = params.decision
         # What was sent, before defaults: a retry without `date` matches the first call.
-        digest = canonical_hash(sent.model_dump(mode="json"))
+        digest = canonical_hash(sent.digest_fields())
         record = self._new_record(sent, sent.id or self._new_id(), agent, digest)
-        async with self._locks.hold(record.id):
-            created = await self._commits.submit(Written(record, None, replace=False))
+        written = Written(record, None, replace=False)
+        if record.supersedes or record.related_to:
+            created = await self._lifecycle.record(record, written, agent)
+        else:
+            async with self._locks.hold(record.id):
+                created = await self._commits.submit(written)
         return RecordDecisionResult(id=record.id, created=created)
+
+    async def update_decision(self, params: UpdateDecisionParams, agent: str) -> DecisionMetadata:
+        """Apply `params.changes` (kept in the history with `params.reason`); the summary
+        after the change. See Lifecycle.update."""
+        record = await self._lifecycle.update(params, agent)
+        return DecisionMetadata(id=record.id, **as_stored(record).summary)
+
+    async def delete_decision(
+        self, params: DeleteDecisionParams, agent: str, scopes: Scopes
+    ) -> DeleteDecisionResult:
+        """Remove a decision and every link to it. See Lifecycle.delete."""
+        await self._lifecycle.delete(params, agent, scopes)
+        return DeleteDecisionResult(id=params.id, deleted=True)
 
     async def review_decision(self, params: ReviewDecisionParams) -> DecisionMetadata:
         """Set the outcome, status, lessons and review time of a stored decision.
@@ -166,8 +190,34 @@ class DecisionService:
             table.score[scored],
             table.categories_of(scored),
             params.bins,
+            agents=table.labels("recorded_by", scored),
+            date_epoch=table.date_epoch[scored],
         )
         return CalibrationResult.of(result)
+
+    async def get_stats(self, params: GetStatsParams) -> StatsResult:
+        """Counts of the filtered decisions by month x outcome, category, status, agent."""
+        return StatsResult.of(stats(await self._table.table(params.filters)))
+
+    async def check_drift(self, params: CheckDriftParams) -> DriftResult:
+        """Recent against baseline Brier score per category or agent (a2a.decisions.drift)."""
+        table = await self._table.table(params.filters)
+        rows = np.flatnonzero(table.mask)
+        scored = rows[~np.isnan(table.confidence[rows]) & ~np.isnan(table.score[rows])]
+        groups = (
+            table.categories_of(scored)
+            if params.group_by == "category"
+            else table.labels("recorded_by", scored)
+        )
+        found = drift(
+            table.date_epoch[scored],
+            (table.confidence[scored] - table.score[scored]) ** 2,
+            groups,
+            self._clock().timestamp(),
+            params.recent_days,
+            params.baseline_days,
+        )
+        return DriftResult.of(found)
 
     # -- parts -----------------------------------------------------------------------------
 
@@ -194,6 +244,8 @@ class DecisionService:
             decision=sent.decision,
             reasons=[Reason(type=r.type, text=r.text) for r in sent.reasons],
             tags=list(sent.tags),
+            supersedes=list(sent.supersedes),
+            related_to=list(sent.related_to),
             recorded_by=agent,
             recorded_at=now,
             origin_hash=digest,

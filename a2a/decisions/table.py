@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,29 @@ class DecisionTable:
     score: npt.NDArray[np.float64]
     categories_of: Callable[[Rows], list[str | None]]
     mask: npt.NDArray[np.bool_]
+    #: `coded(name)` for `category`, `status`, `outcome`, `recorded_by`: one code per row
+    #: (-1 when absent) and the value of each code (cstp.getStats counts codes, not strings).
+    coded: Callable[[str], Coded] = lambda name: Coded(np.zeros(0, np.int64), [])
+
+    def labels(self, name: str, rows: Rows) -> list[str | None]:
+        """The value of coded column `name` at each of `rows` (None where absent)."""
+        column = self.coded(name)
+        return [None if c < 0 else column.values[c] for c in column.codes[rows].tolist()]
+
+
+@dataclass(frozen=True, slots=True)
+class Coded:
+    """A string column as codes: `codes[row]` indexes `values`, -1 for absent."""
+
+    codes: npt.NDArray[np.signedinteger[Any]]
+    values: list[str | None]
+
+    @classmethod
+    def of(cls, strings: Sequence[str | None]) -> Coded:
+        """The codes of `strings` (values in order of first appearance)."""
+        index: dict[str, int] = {}
+        codes = [-1 if s is None else index.setdefault(s, len(index)) for s in strings]
+        return cls(np.array(codes, dtype=np.int64), list(index))
 
 
 class DecisionTableSource(Protocol):
@@ -58,6 +81,10 @@ class StoreTable:
         rows = await self._store.get(where=to_where(filters))
         decisions = [row.decision for row in rows]
         categories = [d.category for d in decisions]
+        columns = {
+            name: Coded.of([getattr(d, name) for d in decisions])
+            for name in ("category", "status", "outcome", "recorded_by")
+        }
         return DecisionTable(
             ids=np.array([d.id for d in decisions], dtype=np.str_),
             date_epoch=np.array([_number(d.date_epoch) for d in decisions], dtype=np.float64),
@@ -65,6 +92,7 @@ class StoreTable:
             score=outcome_scores([d.outcome for d in decisions]),
             categories_of=lambda wanted: [categories[r] for r in wanted.tolist()],
             mask=np.ones(len(rows), dtype=bool),
+            coded=columns.__getitem__,
         )
 
 

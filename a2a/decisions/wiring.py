@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from a2a.decisions.cursor import CursorCodec
@@ -37,6 +37,12 @@ def decision_service(
         return await store.workers.run(call, refusable=False)
 
     table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
+
+    async def forget(ids: Sequence[str]) -> None:
+        """Deleted ids out of the search index, before the answer (never refused: done)."""
+        if index is not None:
+            await finish(lambda: index.forget(ids))
+
     return DecisionService(
         store,
         embedder,
@@ -45,4 +51,5 @@ def decision_service(
         run=run,
         on_write=None if index is None else index_writes(index, finish),
         finish=finish,
+        on_delete=forget,
     )

@@ -111,6 +111,8 @@ RetrievalMode = Literal["semantic", "keyword", "hybrid"]
 
 #: Cosine distance in [0, 2]; strict: bool, strings, NaN and Infinity are refused.
 CosineDistance = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+#: A half-life in days: a finite number above 0 (CONTRACT.md, Lifecycle: Recency).
+HalfLifeDays = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class QueryDecisionsParams(WireModel):
@@ -133,6 +135,7 @@ class QueryDecisionsParams(WireModel):
     #: CONTRACT, Exact or approximate: true always scans; false lets the planner walk the
     #: graph where its measured recall@10 is >= 0.99 (a2a.index.search_index.plan).
     exact: StrictBool = False
+    recency_half_life_days: HalfLifeDays | None = None
 
     @field_validator("query")
     @classmethod

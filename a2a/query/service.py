@@ -18,6 +18,7 @@ from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
+from a2a.query.recency import by_recency, recent_candidates
 from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
 from a2a.store import AsyncStore
 from a2a.workers import WorkerPool
@@ -78,6 +79,7 @@ class QueryService:
         workers: WorkerPool | None = None,
         default_mode: RetrievalMode = "semantic",
         batcher: DynamicBatcher | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._embedder = embedder
         self._default_mode = default_mode
@@ -88,6 +90,7 @@ class QueryService:
         self._workers = workers or store.workers
         self._static = is_static(embedder)
         self._batcher = batcher
+        self._wall_clock = wall_clock  # epoch seconds: the "now" of recencyHalfLifeDays
         # Loop time answers on the idle path may still take (see INLINE_SHARE), and when.
         self._inline_credit, self._credited_at = INLINE_BURST_SECONDS, time.perf_counter()
 
@@ -217,6 +220,34 @@ class QueryService:
         mode = params.mode_or(self._default_mode)
         if max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, max_distance), None
+        half_life = params.recency_half_life_days
+        if half_life is not None:
+            # Recency reorders a deeper list: in semantic mode the best rows of every passing
+            # one by the recency score (any of them can be lifted), the hybrid candidate
+            # depth in the others.
+            now = self._wall_clock()
+            if mode == "semantic":
+                rows = passing if passing is not None else np.flatnonzero(mask)
+                passing = recent_candidates(index, vector, rows, now, half_life, params.limit)
+                mask = np.zeros(len(mask), dtype=bool)
+                mask[passing] = True
+                depth = len(passing)
+            else:
+                depth = max(self._hybrid.candidates, params.limit)
+            wide = params.model_copy(update={"limit": max(depth, 1)})
+            hits = self._by_mode(mode, index, vector, mask, wide, passing)
+            return by_recency(hits, now, half_life, params.limit)
+        return self._by_mode(mode, index, vector, mask, params, passing)
+
+    def _by_mode(
+        self,
+        mode: RetrievalMode,
+        index: SearchIndex,
+        vector: npt.NDArray[np.float32],
+        mask: BoolArray,
+        params: QueryDecisionsParams,
+        passing: npt.NDArray[np.int64] | None,
+    ) -> Hits:
         if mode == "keyword":
             return self._keyword(index, vector, mask, params, passing)
         if mode == "hybrid":

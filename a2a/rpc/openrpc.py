@@ -61,7 +61,7 @@ ERRORS: dict[int, tuple[str, dict[str, Any] | None]] = {
         "Forbidden",
         {
             "type": "object",
-            "properties": {"requiredScope": {"type": "string", "enum": ["read", "write"]}},
+            "properties": {"requiredScope": {"type": "string", "enum": ["read", "write", "admin"]}},
             "required": ["requiredScope"],
         },
     ),

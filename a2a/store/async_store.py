@@ -63,6 +63,10 @@ class AsyncStore:
         """See ChromaDecisionStore.check."""
         await self._run(self.sync.check)
 
+    async def delete(self, ids: Sequence[str]) -> None:
+        """See ChromaDecisionStore.delete."""
+        await self._run(lambda: self.sync.delete(ids))
+
     async def _run(self, call: Callable[[], T], refusable: bool = True) -> T:
         try:
             return await self.workers.run(call, deadline_seconds=self._timeout, refusable=refusable)

@@ -32,6 +32,9 @@ OPTIONAL_KEYS: Final = ("category", "confidence", "stakes", "status", "date_epoc
 #: them as keys too).
 _JSON_FIELDS: Final = ("title", "outcome", "source", "recorded_by", "tags", "reason_types")
 _JSON_DATES: Final = ("date", "recorded_at", "reviewed_at")
+#: Record fields kept in its JSON only, and only when not empty (cstp.updateDecision's
+#: history and the links between decisions).
+LIFECYCLE_FIELDS: Final = ("history", "supersedes", "superseded_by", "related_to", "related_from")
 
 
 def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
@@ -60,9 +63,17 @@ def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
 
 
 def record_json(record: DecisionRecord) -> str:
-    """The record as compact JSON with sorted keys (`origin_hash` is never included)."""
+    """The record as compact JSON with sorted keys (`origin_hash` is never included).
+
+    Empty lifecycle lists (history, links) are left out, so a record that never had one
+    is stored as before they existed (they read back as `[]`).
+    """
+    empty = {name for name in LIFECYCLE_FIELDS if not getattr(record, name)}
     return json.dumps(
-        record.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        record.model_dump(mode="json", exclude=empty),
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
 
 

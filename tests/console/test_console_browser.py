@@ -6,6 +6,7 @@ same JSON-RPC call returns when made directly; never pixels, never message wordi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,49 @@ def test_calibration_draws_the_reliability_diagram_and_brier_score(
     undated = int(page.get_attribute("#months-status", "data-undated"))
     assert sum(n for _, n in charted) == count_all(base_url) - undated
     assert {"success", "no outcome"} <= {label for label, _ in charted}
+
+
+def test_calibration_shows_intervals_brier_over_time_and_agents_and_months_from_get_stats(
+    page: Any, base_url: str
+) -> None:
+    methods: list[str] = []
+    page.on(
+        "request",
+        lambda r: methods.append(json.loads(r.post_data)["method"]) if r.method == "POST" else None,
+    )
+    use_token(page)
+    page.click("#nav-calibration")
+    page.wait_for_selector("#months-status[data-counted]")
+    expected = rpc(base_url, "cstp.getCalibration", {"bins": 5})
+    stats = rpc(base_url, "cstp.getStats", {})
+    # Error bars: each observed point carries its bin's Wilson interval.
+    points = page.evaluate(
+        "Chart.getChart(document.getElementById('reliability-chart')).data.datasets[1].data"
+        ".map((p) => [p.low, p.high])"
+    )
+    filled = [b for b in expected["bins"] if b["count"]]
+    assert points == [[b["successRateLow"], b["successRateHigh"]] for b in filled]
+    cells = page.eval_on_selector_all(
+        "#bins-table tbody td[data-low]", "e => e.map((c) => [c.dataset.low, c.dataset.high])"
+    )
+    assert [float(low) for low, _ in cells if low] == [b["successRateLow"] for b in filled]
+    # Brier over time, and a table per agent.
+    line = page.evaluate(
+        "(() => { const c = Chart.getChart(document.getElementById('brier-chart'));"
+        " return [c.data.labels, c.data.datasets[0].data]; })()"
+    )
+    assert line == [
+        [m["month"] for m in expected["byMonth"]],
+        [m["brierScore"] for m in expected["byMonth"]],
+    ]
+    agents = page.eval_on_selector_all(
+        "#agent-table tbody tr", "e => e.map((r) => r.dataset.agent)"
+    )
+    assert agents == [a["agent"] or "" for a in expected["byAgent"]]
+    assert page.inner_text("#murphy") != ""
+    # Decisions per month come from one getStats call, never from listDecisions pages.
+    assert int(page.get_attribute("#months-status", "data-counted")) == stats["decisions"]
+    assert "cstp.getStats" in methods and "cstp.listDecisions" not in methods
 
 
 def test_calibration_follows_the_filters(page: Any, base_url: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from a2a.decisions.calibration import Bin, CategoryScore, calibrate, outcome_scores
+from a2a.decisions.calibration import CategoryScore, calibrate, outcome_scores
 
 NAN = float("nan")
 
@@ -25,10 +25,10 @@ def test_brier_bins_and_categories_by_hand() -> None:
     # squared errors: 0.01, 0.04, 0, 1 -> mean 1.05 / 4
     assert result.decisions == 4
     assert result.brier_score == pytest.approx(1.05 / 4)
-    assert result.bins == [
-        Bin(0.0, 0.5, 1, pytest.approx(0.2), 0.0),
+    assert [(b.low, b.high, b.count, b.mean_confidence, b.success_rate) for b in result.bins] == [
+        (0.0, 0.5, 1, pytest.approx(0.2), 0.0),
         # 0.5 falls in [0.5, 1]; 1.0 in the closed last bin.
-        Bin(0.5, 1.0, 3, pytest.approx((0.9 + 0.5 + 1.0) / 3), pytest.approx(0.5)),
+        (0.5, 1.0, 3, pytest.approx((0.9 + 0.5 + 1.0) / 3), pytest.approx(0.5)),
     ]
     assert result.by_category == [
         CategoryScore("arch", 2, pytest.approx(0.025)),

@@ -73,6 +73,9 @@ def test_a_recorded_decision_reads_back_whole_with_writer_and_server_time(url: s
         "tags": ["postgres", "migration"],
         "lessons": None,
         "reviewedAt": None,
+        "supersededBy": None,
+        "links": {"supersedes": [], "supersededBy": [], "relatedTo": []},
+        "history": [],
     }
 
 

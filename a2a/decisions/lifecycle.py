@@ -1,0 +1,283 @@
+"""Amending, deleting and linking stored decisions (CONTRACT.md, "Lifecycle of a decision")."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from a2a.auth.scopes import Scopes, allows
+from a2a.decisions.links import REVERSE, link_errors, neighbours, reaches, relink, unlinked
+from a2a.decisions.locks import KeyedLocks
+from a2a.decisions.params import CHANGEABLE, DeleteDecisionParams, UpdateDecisionParams
+from a2a.decisions.writes import Written
+from a2a.errors import FieldError, InvalidParams, MissingScope
+from a2a.records import Change, DecisionRecord, Reason
+from a2a.store import AsyncStore, StoredRecord
+from a2a.store.metadata import record_of
+
+log = logging.getLogger(__name__)
+
+#: The tenant every decision belongs to until tenants are built (CONTRACT.md, Tenants).
+TENANT: Final = "default"
+#: Times a writer re-reads when the records linked to its target changed while it waited
+#: for their locks; past it the store is being rewritten faster than links can be taken.
+MAX_ATTEMPTS: Final = 20
+
+Commit = Callable[[Written], Awaitable[bool]]
+Forget = Callable[[Sequence[str]], Awaitable[None]]
+
+
+def unknown_id() -> InvalidParams:
+    """-32602 on `id`: no stored decision has it."""
+    return InvalidParams([FieldError("id", "no decision with this id")])
+
+
+class Lifecycle:
+    """updateDecision, deleteDecision and the links of recordDecision, over one store.
+
+    Every record a change touches (the decision and each one it links to or from) is locked
+    (KeyedLocks, shared with DecisionService, taken in sorted order) and read afresh before
+    anything is written, so concurrent updates of one record each land in its history, and
+    everything is checked before the first write: a refused call changes nothing.
+    `commit` stores one record (GroupCommit.submit), `forget` drops deleted ids from the
+    in-process index. Raises InvalidParams (-32602), MissingScope (-32004),
+    StoreUnavailable (-32003).
+    """
+
+    def __init__(
+        self,
+        store: AsyncStore,
+        locks: KeyedLocks,
+        commit: Commit,
+        clock: Callable[[], datetime],
+        forget: Forget | None = None,
+    ) -> None:
+        self._store = store
+        self._locks = locks
+        self._commit = commit
+        self._clock = clock
+        self._forget = forget
+
+    # -- record ------------------------------------------------------------------------------
+
+    async def record(self, record: DecisionRecord, written: Written, agent: str) -> bool:
+        """Store a new record (`written`) and the reverse of its links; `created` as
+        BatchWriter answers it. Unknown or repeated link ids and cycles are refused on
+        `decision.supersedes[n]` / `decision.relatedTo[n]` before anything is written."""
+        wanted = {record.id} | neighbours(record)
+        async with self._locks.hold_all(wanted):
+            known = await self._read(neighbours(record))
+            await self._check_links(record.id, _links_of(record), known, "decision")
+            created = await self._commit(written)
+            # Also on a retry (created false): a retry completes what a failed call began.
+            await self._write(self._reverse_links(record, None, known, agent), known)
+        return created
+
+    # -- update ------------------------------------------------------------------------------
+
+    async def update(self, params: UpdateDecisionParams, agent: str) -> DecisionRecord:
+        """Apply `params.changes` to the stored record, keep them in its history, and
+        update the reverse links of what it links to; the record after the change."""
+        sent = params.changes.model_fields_set
+        async with self._locked(params.id, _sent_links(params)) as (stored, known):
+            old = record_of(stored.decision)
+            new = _changed(old, params)
+            await self._check_links(
+                old.id, {n: getattr(new, n) for n in sent if n in REVERSE}, known, "changes"
+            )
+            changes = _differences(old, new)
+            if not changes:
+                # Nothing differs: nothing to keep; reverse links a failed call left
+                # unwritten are completed (a retry finishes what it began).
+                await self._write(self._reverse_links(old, old, known, agent), known)
+                return old
+            at = self._clock()
+            entry = Change(at=at, by=agent, reason=params.reason, changes=changes)
+            new = new.model_copy(update={"history": [*old.history, entry]})
+            content = any(n in changes for n in ("title", "context", "decision", "reasons", "tags"))
+            await self._commit(Written(new, None if content else stored.document, replace=True))
+            await self._write(self._reverse_links(new, old, known, agent), known)
+        return new
+
+    # -- delete ------------------------------------------------------------------------------
+
+    async def delete(self, params: DeleteDecisionParams, agent: str, scopes: Scopes) -> None:
+        """Remove the decision and every link to it; logged as one line (no content).
+
+        Someone else's decision needs scope `admin`: MissingScope("admin").
+        """
+        async with self._locked(params.id, ()) as (stored, known):
+            record = record_of(stored.decision)
+            if record.recorded_by != agent and not allows(scopes, "admin"):
+                raise MissingScope("admin")
+            at = self._clock()
+            changed = []
+            for other in known.records.values():
+                for name in REVERSE:
+                    if other.id in getattr(record, name):
+                        other = relink(other, record.id, name, False, at=at, by=agent)
+                changed.append(unlinked(other, record.id))
+            await self._write(changed, known)
+            await self._store.delete([record.id])
+            if self._forget is not None:
+                await self._forget([record.id])
+        log.info(
+            "decision deleted",
+            extra={"agent": agent, "tenant": TENANT, "id": params.id, "reason": params.reason},
+        )
+
+    # -- parts -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _locked(
+        self, record_id: str, extra: Collection[str]
+    ) -> AsyncIterator[tuple[StoredRecord, Linked]]:
+        """The stored `record_id` and every other record it links to or `extra` names (those
+        that exist), all locked for the block. Unknown id: InvalidParams on `id`."""
+        for _ in range(MAX_ATTEMPTS):
+            first = await self._one(record_id)
+            wanted = neighbours(record_of(first.decision)) | set(extra)
+            async with self._locks.hold_all(wanted | {record_id}):
+                stored = await self._one(record_id)
+                if neighbours(record_of(stored.decision)) - wanted:
+                    continue  # its links changed meanwhile: lock the new set
+                known = await self._read(wanted - {record_id})
+                yield stored, known
+                return
+        raise RuntimeError(f"the links of {record_id!r} kept changing")
+
+    async def _one(self, record_id: str) -> StoredRecord:
+        rows = await self._store.get(ids=[record_id], documents=True)
+        if not rows:
+            raise unknown_id()
+        return rows[0]
+
+    async def _read(self, ids: Collection[str]) -> Linked:
+        if not ids:
+            return Linked()
+        rows = await self._store.get(ids=sorted(ids), documents=True)
+        return Linked(
+            {row.id: record_of(row.decision) for row in rows},
+            {row.id: row.document for row in rows},
+        )
+
+    async def _check_links(
+        self,
+        record_id: str,
+        links: dict[str, list[str]],
+        known: Linked,
+        prefix: str,
+    ) -> None:
+        errors = link_errors(record_id, links, known.records, prefix)
+        if not errors and links.get("supersedes"):
+            graph = await self._supersession_graph(links["supersedes"], known.records)
+            if reaches(links["supersedes"], record_id, graph):
+                field = f"{prefix}.supersedes"
+                errors.append(FieldError(field, "would make a cycle of supersession"))
+        if errors:
+            raise InvalidParams(errors)
+
+    async def _supersession_graph(
+        self, start: list[str], known: dict[str, DecisionRecord]
+    ) -> dict[str, list[str]]:
+        """id -> the ids it supersedes, for every record reachable from `start` (read from
+        the store level by level; chains of supersession are short)."""
+        graph: dict[str, list[str]] = {}
+        frontier = set(start)
+        while frontier:
+            found = {i: known[i] for i in frontier if i in known}
+            missing = frontier - set(found)
+            if missing:
+                rows = await self._store.get(ids=sorted(missing))
+                found.update({row.id: record_of(row.decision) for row in rows})
+            for i, record in found.items():
+                graph[i] = list(record.supersedes)
+            frontier = {n for r in found.values() for n in r.supersedes} - set(graph)
+        return graph
+
+    def _reverse_links(
+        self,
+        new: DecisionRecord,
+        old: DecisionRecord | None,
+        known: Linked,
+        agent: str,
+    ) -> list[DecisionRecord]:
+        """The linked records whose reverse lists change as `old` (None: nothing stored
+        before) becomes `new`; a link already in place changes nothing."""
+        at = self._clock()
+        targets = dict(known.records)
+        changed: set[str] = set()
+        for name in ("supersedes", "related_to"):
+            before = set() if old is None else set(getattr(old, name))
+            after = set(getattr(new, name))
+            for target_id in sorted(before | after):
+                target = targets.get(target_id)
+                if target is None:
+                    continue
+                updated = relink(target, new.id, name, target_id in after, at=at, by=agent)
+                if updated is not target:
+                    targets[target_id] = updated
+                    changed.add(target_id)
+        return [targets[i] for i in sorted(changed)]
+
+    async def _write(self, records: list[DecisionRecord], known: Linked) -> None:
+        """Store `records` with their embedded text as stored (links change no content)."""
+        await asyncio.gather(
+            *(self._commit(Written(r, known.documents.get(r.id), replace=True)) for r in records)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """Stored records a change touches, by id, and the text each was embedded from."""
+
+    records: dict[str, DecisionRecord] = field(default_factory=dict)
+    documents: dict[str, str | None] = field(default_factory=dict)
+
+
+def _links_of(record: DecisionRecord) -> dict[str, list[str]]:
+    return {"supersedes": record.supersedes, "related_to": record.related_to}
+
+
+def _sent_links(params: UpdateDecisionParams) -> set[str]:
+    ids: set[str] = set()
+    for name in ("supersedes", "related_to"):
+        ids.update(getattr(params.changes, name) or ())
+    return ids
+
+
+def _changed(old: DecisionRecord, params: UpdateDecisionParams) -> DecisionRecord:
+    """`old` with the sent changes applied, validated whole (InvalidParams on `changes`)."""
+    update: dict[str, Any] = {}
+    for name in params.changes.model_fields_set:
+        value = getattr(params.changes, name)
+        if name == "reasons":
+            value = [Reason(type=r.type, text=r.text) for r in value]
+        update[name] = list(value) if name in ("tags", "supersedes", "related_to") else value
+    data = {**old.model_dump(), **update}
+    try:
+        new = DecisionRecord.model_validate(data)
+    except ValueError as exc:
+        raise InvalidParams([FieldError("changes", str(exc).splitlines()[0])]) from None
+    return new.model_copy(update={"origin_hash": old.origin_hash})
+
+
+def _differences(old: DecisionRecord, new: DecisionRecord) -> dict[str, tuple[Any, Any]]:
+    """Wire name -> (old, new) JSON values of each changeable field that differs."""
+    before = old.model_dump(mode="json", include=set(CHANGEABLE))
+    after = new.model_dump(mode="json", include=set(CHANGEABLE))
+    return {
+        _wire(name): (before[name], after[name])
+        for name in CHANGEABLE
+        if before[name] != after[name]
+    }
+
+
+def _wire(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
