@@ -41,6 +41,14 @@ function retryAfterOf(response, data) {
   return Number.isFinite(header) && header > 0 ? header : null;
 }
 
+/**
+ * Tell the page what the service made of the token: "refused" on HTTP 401, "accepted" on any
+ * other JSON-RPC answer (auth off accepts no token). Sent as a `cstp-token` event on document.
+ */
+function report(verdict) {
+  document.dispatchEvent(new CustomEvent("cstp-token", { detail: verdict }));
+}
+
 /** The `result` of one call of `method` with `params` by name; throws ApiError. */
 export async function call(method, params = {}) {
   const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params });
@@ -52,13 +60,17 @@ export async function call(method, params = {}) {
   } catch {
     throw new ApiError(0, "The service could not be reached.");
   }
-  if (response.status === 401) throw new ApiError(-32001, "Unauthorized", null, 401);
+  if (response.status === 401) {
+    report("refused");
+    throw new ApiError(-32001, "Unauthorized", null, 401);
+  }
   let payload;
   try {
     payload = await response.json();
   } catch {
     throw new ApiError(0, `HTTP ${response.status}: the answer is not JSON.`, null, response.status);
   }
+  report("accepted");
   if (payload && payload.error) {
     const { code, message, data } = payload.error;
     throw new ApiError(code, message, data ?? null, response.status, retryAfterOf(response, data));

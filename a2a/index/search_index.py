@@ -454,6 +454,13 @@ class SearchIndex:
         scores[np.searchsorted(rows, tag_rows)] = jaccard
         return rows, scores, same_category[rows], same_stakes[rows]
 
+    def values_of(self, column: str) -> list[str]:
+        """The distinct values of coded column `column` (FilterColumns.CODED) on current
+        rows, sorted; absent values left out. One pass over the column."""
+        codes = np.unique(self.columns.codes(column)[self.columns.alive]).tolist()
+        values = self.columns.vocabularies[column].values(codes)
+        return sorted(v for v in values if v is not None)
+
     def _equal(self, column: str, value: str | None, mask: BoolArray) -> BoolArray:
         if value is None:
             return np.zeros(len(mask), dtype=bool)
