@@ -22,6 +22,7 @@ from a2a import exit_codes
 from a2a.cli_decisions import register as register_decision_commands
 from a2a.cli_help import PlainHelpCommand, use_plain_help
 from a2a.cli_query import query
+from a2a.cli_search import docs, similar
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
@@ -47,6 +48,29 @@ EXIT_SETTINGS, EXIT_STORE, EXIT_ADDRESS = (
     exit_codes.STORE,
     exit_codes.ADDRESS,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"cstp {version('cstp')}")
+        raise typer.Exit(exit_codes.OK)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Decision memory for AI agents."""
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -340,16 +364,19 @@ def evaluate_command(
     ] = "semantic,keyword,hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     json_out: Annotated[
-        Path | None, typer.Option(help="Also write the JSON report to this file.")
+        Path | None, typer.Option(metavar="PATH", help="Also write the JSON report to this file.")
     ] = None,
     folds: Annotated[
-        int, typer.Option(min=0, help="Fusion comparison: k of k-fold CV (0: skip it).")
+        int,
+        typer.Option(min=0, metavar="K", help="Fusion comparison: k of k-fold CV (0: skip it)."),
     ] = 5,
-    repeats: Annotated[int, typer.Option(min=1, help="CV shuffles, averaged.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed of the first CV shuffle.")] = 0,
+    repeats: Annotated[int, typer.Option(min=1, metavar="N", help="CV shuffles, averaged.")] = 5,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Seed of the first CV shuffle.")] = 0,
     off_topic: Annotated[
         Path | None,
-        typer.Option(help="Off-topic queries, one a line: measure the distance threshold."),
+        typer.Option(
+            metavar="PATH", help="Off-topic queries, one a line: measure the distance threshold."
+        ),
     ] = None,
 ) -> None:
     """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES.
@@ -415,6 +442,8 @@ app.command("query", cls=PlainHelpCommand, short_help="Search a running service 
 
 # The decision commands (record, review, get, list, calibration) live in their own module.
 register_decision_commands(app)
+app.command("similar", cls=PlainHelpCommand)(similar)
+app.command("docs", cls=PlainHelpCommand)(docs)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

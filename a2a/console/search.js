@@ -88,7 +88,8 @@ async function search(event) {
     const results = document.getElementById("results");
     const threshold = config.broadMatchDistance;
     fill(results, ...result.decisions.map((d) => resultItem(d, threshold)));
-    const note = matchNote(result.decisions, params.maxDistance, config);
+    // The service's own note (a category no stored decision has) says why better.
+    const note = result.note ? null : matchNote(result.decisions, params.maxDistance, config);
     showNote("match-note", note?.text, note?.kind);
     showNote("search-note", result.note);
     results.dataset.total = String(result.total);
