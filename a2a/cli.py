@@ -354,7 +354,13 @@ def evaluate_command(
     corpus: Annotated[
         Path, typer.Argument(metavar="CORPUS", help="Folder of decision files (e.g. ADRs).")
     ],
-    queries: Annotated[Path, typer.Argument(metavar="QUERIES", help="JSONL of labelled queries.")],
+    queries: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="QUERIES",
+            help="JSONL files of labelled queries (e.g. a second dev set); each scored apart.",
+        ),
+    ],
     model: Annotated[
         str | None,
         typer.Option(metavar="NAME", help="Embedding model (default: CSTP_EMBEDDING_MODEL)."),
@@ -379,10 +385,11 @@ def evaluate_command(
         ),
     ] = None,
 ) -> None:
-    """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES.
+    """Index CORPUS into a throw-away store and score every retrieval mode on each QUERIES file.
 
-    Also compares the hybrid fusion methods by k-fold cross-validation over the queries,
-    and with --off-topic measures the distance that separates a relevant best hit from noise.
+    Also compares the hybrid fusion methods by repeated k-fold cross-validation over each
+    file's queries, printing the spread of held-out fold means (min / median / max), and with
+    --off-topic measures the distance that separates a relevant best hit from noise.
     """
     import asyncio
     import json
@@ -401,13 +408,14 @@ def evaluate_command(
         err.print(f"[red]error:[/red] unknown modes {sorted(unknown)}; choose from {MODES}")
         raise typer.Exit(EXIT_SETTINGS)
     try:
-        labelled = load_queries(queries)
+        sets = [(path, load_queries(path)) for path in queries]
         noise = load_off_topic(off_topic.read_text(encoding="utf-8")) if off_topic else []
     except (OSError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
-    if folds and not 2 <= folds <= len(labelled):
-        err.print(f"[red]error:[/red] --folds must be 0 or 2..{len(labelled)} (the queries)")
+    fewest = min(len(labelled) for _, labelled in sets)
+    if folds and not 2 <= folds <= fewest:
+        err.print(f"[red]error:[/red] --folds must be 0 or 2..{fewest} (the queries)")
         raise typer.Exit(EXIT_SETTINGS)
     options = EvalOptions(chosen, folds, repeats, seed, noise)
     with tempfile.TemporaryDirectory(prefix="cstp-eval-") as folder:
@@ -420,19 +428,35 @@ def evaluate_command(
             header = {
                 "model": settings.embedding_model,
                 "records": summary.new + summary.updated + summary.unchanged,
-                "queries": len(labelled),
                 "index_seconds": round(time.perf_counter() - started, 1),
                 "hybrid": f"{fusion_config(settings).describe()}, "
                 f"{settings.hybrid_candidates} candidates",
             }
             store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
             service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))
-            report = asyncio.run(run_evaluation(service, labelled, options, header))
+            reports = [
+                asyncio.run(
+                    run_evaluation(
+                        service,
+                        labelled,
+                        options,
+                        {**header, "set": path.name, "queries": len(labelled)},
+                    )
+                )
+                for path, labelled in sets
+            ]
         finally:
             runtime.close()
+    # One file: its report as before; several: {"sets": [one report per file]}.
+    data = (
+        report_json(reports[0])
+        if len(reports) == 1
+        else {"sets": [report_json(r) for r in reports]}
+    )
     if json_out is not None:
-        json_out.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report_json(report), indent=2) if as_json else report_text(report, options))
+        json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    text = "\n\n".join(report_text(r, options) for r in reports)
+    print(json.dumps(data, indent=2) if as_json else text)
 
 
 app.command("query", cls=PlainHelpCommand, short_help="Search a running service from the shell.")(

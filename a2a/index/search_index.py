@@ -13,10 +13,11 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
+from a2a.index.fields import FieldWeights, weighted_terms
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
-from a2a.index.tokens import analyze, analyze_query
+from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
@@ -92,11 +93,14 @@ class SearchIndex:
         self,
         vector_dtype: VectorDtype = "float32",
         exact_vectors: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+        field_weights: FieldWeights | None = None,
     ) -> None:
         """`vector_dtype` float16 halves the vectors' memory; its candidates are then
         re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
         e.g. read from Chroma), or, without it, with the widened float16 vectors."""
         self.lock = ReadWriteLock()
+        # Keyword search counts the title (and tags) more than once (a2a.index.fields).
+        self._field_weights = field_weights or FieldWeights()
         self._vector_dtype: VectorDtype = vector_dtype
         self._exact_vectors = exact_vectors
         self._masks = MaskCache()
@@ -231,7 +235,10 @@ class SearchIndex:
         if not latest:
             return
         batch = list(latest.values())
-        terms = [analyze(record.document) for record in batch]
+        terms = [
+            weighted_terms(r.document, r.decision.title, r.decision.tags, self._field_weights)
+            for r in batch
+        ]
         vectors = np.asarray([np.asarray(r.embedding, dtype=np.float32) for r in batch])
         with self.lock.writing():
             self._generation += 1
