@@ -47,7 +47,7 @@ SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 SHORT_AT_MOST = (2, 3, 4, 5, 6)
 FUSIONS = (
     *(FusionConfig("rrf", k, s, round(1 - s, 2)) for k in (20, 60, 100) for s in SHARES),
-    *(FusionConfig("dbsf", 60, s, round(1 - s, 2)) for s in (0.3, 0.4, 0.5, 0.6)),
+    *(FusionConfig(m, 60, s, round(1 - s, 2)) for m in ("dbsf", "minmax", "tmm") for s in SHARES),
 )
 
 
@@ -198,6 +198,13 @@ def main() -> None:
             f"{family:52}{statistics.fmean(fold_means):7.3f}  {spread(fold_means):36}"
             + "  ".join(f"{v:12.3f}" for v in per_set)
         )
+    print("\nbest fixed hybrid settings (title x1) on the pooled queries, MRR@10 in sample:")
+    fixed = [f"hybrid title x1 {c.describe()}" for c in FUSIONS]
+    for label in sorted(fixed, key=lambda x: -statistics.fmean(scores[x]))[:6]:
+        per_set = "  ".join(
+            f"{n} {statistics.fmean(scores[label][i] for i in r):.3f}" for n, r in bounds.items()
+        )
+        print(f"  {label:52} pooled {statistics.fmean(scores[label]):.3f}  {per_set}")
     print(
         "\ntrain on one set, test on the other (setting chosen on the first, MRR@10 on the second):"
     )
