@@ -56,7 +56,9 @@ function setupToken() {
     showTokenState();
   });
   document.addEventListener("cstp-token", (event) => {
-    verdict = event.detail;
+    // A late answer about a token since replaced or forgotten says nothing about this one.
+    if (event.detail.token !== token()) return;
+    verdict = event.detail.verdict;
     showTokenState();
   });
   showTokenState();
