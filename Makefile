@@ -37,7 +37,7 @@ smoke:
 	@scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
 
 eval: install
-	$(BIN)/cstp eval ../shared/data/adr ../shared/data/queries-dev.jsonl
+	$(BIN)/cstp eval ../shared/data/adr ../shared/data/queries-dev.jsonl data/queries-dev2.jsonl
 
 bench: install
 	$(BIN)/python bench/query_bench.py

@@ -23,6 +23,7 @@ from a2a.cli_decisions import register as register_decision_commands
 from a2a.cli_help import PlainHelpCommand, use_plain_help
 from a2a.cli_lifecycle import register as register_lifecycle_commands
 from a2a.cli_query import query
+from a2a.cli_search import docs, similar
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
@@ -48,6 +49,29 @@ EXIT_SETTINGS, EXIT_STORE, EXIT_ADDRESS = (
     exit_codes.STORE,
     exit_codes.ADDRESS,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"cstp {version('cstp')}")
+        raise typer.Exit(exit_codes.OK)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Decision memory for AI agents."""
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -331,7 +355,13 @@ def evaluate_command(
     corpus: Annotated[
         Path, typer.Argument(metavar="CORPUS", help="Folder of decision files (e.g. ADRs).")
     ],
-    queries: Annotated[Path, typer.Argument(metavar="QUERIES", help="JSONL of labelled queries.")],
+    queries: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="QUERIES",
+            help="JSONL files of labelled queries (e.g. a second dev set); each scored apart.",
+        ),
+    ],
     model: Annotated[
         str | None,
         typer.Option(metavar="NAME", help="Embedding model (default: CSTP_EMBEDDING_MODEL)."),
@@ -341,22 +371,26 @@ def evaluate_command(
     ] = "semantic,keyword,hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     json_out: Annotated[
-        Path | None, typer.Option(help="Also write the JSON report to this file.")
+        Path | None, typer.Option(metavar="PATH", help="Also write the JSON report to this file.")
     ] = None,
     folds: Annotated[
-        int, typer.Option(min=0, help="Fusion comparison: k of k-fold CV (0: skip it).")
+        int,
+        typer.Option(min=0, metavar="K", help="Fusion comparison: k of k-fold CV (0: skip it)."),
     ] = 5,
-    repeats: Annotated[int, typer.Option(min=1, help="CV shuffles, averaged.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed of the first CV shuffle.")] = 0,
+    repeats: Annotated[int, typer.Option(min=1, metavar="N", help="CV shuffles, averaged.")] = 5,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Seed of the first CV shuffle.")] = 0,
     off_topic: Annotated[
         Path | None,
-        typer.Option(help="Off-topic queries, one a line: measure the distance threshold."),
+        typer.Option(
+            metavar="PATH", help="Off-topic queries, one a line: measure the distance threshold."
+        ),
     ] = None,
 ) -> None:
-    """Index CORPUS into a throw-away store and score every retrieval mode on QUERIES.
+    """Index CORPUS into a throw-away store and score every retrieval mode on each QUERIES file.
 
-    Also compares the hybrid fusion methods by k-fold cross-validation over the queries,
-    and with --off-topic measures the distance that separates a relevant best hit from noise.
+    Also compares the hybrid fusion methods by repeated k-fold cross-validation over each
+    file's queries, printing the spread of held-out fold means (min / median / max), and with
+    --off-topic measures the distance that separates a relevant best hit from noise.
     """
     import asyncio
     import json
@@ -375,13 +409,14 @@ def evaluate_command(
         err.print(f"[red]error:[/red] unknown modes {sorted(unknown)}; choose from {MODES}")
         raise typer.Exit(EXIT_SETTINGS)
     try:
-        labelled = load_queries(queries)
+        sets = [(path, load_queries(path)) for path in queries]
         noise = load_off_topic(off_topic.read_text(encoding="utf-8")) if off_topic else []
     except (OSError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
-    if folds and not 2 <= folds <= len(labelled):
-        err.print(f"[red]error:[/red] --folds must be 0 or 2..{len(labelled)} (the queries)")
+    fewest = min(len(labelled) for _, labelled in sets)
+    if folds and not 2 <= folds <= fewest:
+        err.print(f"[red]error:[/red] --folds must be 0 or 2..{fewest} (the queries)")
         raise typer.Exit(EXIT_SETTINGS)
     options = EvalOptions(chosen, folds, repeats, seed, noise)
     with tempfile.TemporaryDirectory(prefix="cstp-eval-") as folder:
@@ -394,19 +429,35 @@ def evaluate_command(
             header = {
                 "model": settings.embedding_model,
                 "records": summary.new + summary.updated + summary.unchanged,
-                "queries": len(labelled),
                 "index_seconds": round(time.perf_counter() - started, 1),
                 "hybrid": f"{fusion_config(settings).describe()}, "
                 f"{settings.hybrid_candidates} candidates",
             }
             store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
             service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))
-            report = asyncio.run(run_evaluation(service, labelled, options, header))
+            reports = [
+                asyncio.run(
+                    run_evaluation(
+                        service,
+                        labelled,
+                        options,
+                        {**header, "set": path.name, "queries": len(labelled)},
+                    )
+                )
+                for path, labelled in sets
+            ]
         finally:
             runtime.close()
+    # One file: its report as before; several: {"sets": [one report per file]}.
+    data = (
+        report_json(reports[0])
+        if len(reports) == 1
+        else {"sets": [report_json(r) for r in reports]}
+    )
     if json_out is not None:
-        json_out.write_text(json.dumps(report_json(report), indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report_json(report), indent=2) if as_json else report_text(report, options))
+        json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    text = "\n\n".join(report_text(r, options) for r in reports)
+    print(json.dumps(data, indent=2) if as_json else text)
 
 
 app.command("query", cls=PlainHelpCommand, short_help="Search a running service from the shell.")(
@@ -417,6 +468,8 @@ app.command("query", cls=PlainHelpCommand, short_help="Search a running service 
 # The decision commands (record, review, get, list, calibration) live in their own module.
 register_decision_commands(app)
 register_lifecycle_commands(app)
+app.command("similar", cls=PlainHelpCommand)(similar)
+app.command("docs", cls=PlainHelpCommand)(docs)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

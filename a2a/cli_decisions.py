@@ -14,7 +14,20 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from a2a import cli_options as options
 from a2a import exit_codes
+from a2a.cli_options import (  # the shared options, by the names this module has always used
+    AsJson,
+    Category,
+    DateAfter,
+    DateBefore,
+    MaxConfidence,
+    MinConfidence,
+    Stakes,
+    Status,
+    Token,
+    Url,
+)
 from a2a.cli_query import default_url
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
@@ -28,27 +41,6 @@ EXIT_OK, EXIT_ERROR, EXIT_INPUT = exit_codes.OK, exit_codes.FAILED, exit_codes.S
 EXIT_UNREACHABLE = exit_codes.UNREACHABLE
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-Url = Annotated[
-    str | None,
-    typer.Option(
-        envvar="CSTP_URL",
-        metavar="URL",
-        help="The service's base URL; default http://CSTP_HOST:CSTP_PORT as `serve` binds.",
-        show_default=False,
-    ),
-]
-Token = Annotated[
-    str | None, typer.Option(envvar="CSTP_TOKEN", help="Bearer token of the calling agent.")
-]
-AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON result.")]
-Category = Annotated[str | None, typer.Option(help="Exact category filter.")]
-Status = Annotated[list[str] | None, typer.Option(help="Status filter; repeat for several.")]
-Stakes = Annotated[list[str] | None, typer.Option(help="Stakes filter; repeat for several.")]
-MinConfidence = Annotated[float | None, typer.Option(help="Lowest confidence, in [0, 1].")]
-MaxConfidence = Annotated[float | None, typer.Option(help="Highest confidence, in [0, 1].")]
-DateAfter = Annotated[str | None, typer.Option(help="Earliest date (RFC 3339 or YYYY-MM-DD).")]
-DateBefore = Annotated[str | None, typer.Option(help="Latest date (RFC 3339 or YYYY-MM-DD).")]
 
 
 def _out(as_json: bool) -> Console:
@@ -79,17 +71,7 @@ def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
 
 
 def _filters(**given: Any) -> dict[str, Any] | None:
-    names = {
-        "category": "category",
-        "status": "status",
-        "stakes": "stakes",
-        "min_confidence": "minConfidence",
-        "max_confidence": "maxConfidence",
-        "date_after": "dateAfter",
-        "date_before": "dateBefore",
-    }
-    filters = {names[k]: v for k, v in given.items() if v not in (None, [])}
-    return filters or None
+    return options.filters(**given)
 
 
 def read_decisions(source: str) -> list[dict[str, Any]]:
@@ -136,13 +118,19 @@ def record(
 
 def review(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
-    outcome: Annotated[str, typer.Option(help="success, partial, failure, abandoned or pending.")],
+    outcome: Annotated[
+        str,
+        typer.Option(metavar="OUTCOME", help="success, partial, failure, abandoned or pending."),
+    ],
     status: Annotated[
-        str | None, typer.Option(help="reviewed (default), superseded or deprecated.")
+        str | None,
+        typer.Option(metavar="STATUS", help="reviewed (default), superseded or deprecated."),
     ] = None,
-    lessons: Annotated[str | None, typer.Option(help="What was learned (<= 4,000 chars).")] = None,
+    lessons: Annotated[
+        str | None, typer.Option(metavar="LESSONS", help="What was learned (<= 4,000 chars).")
+    ] = None,
     reviewed_at: Annotated[
-        str | None, typer.Option(help="RFC 3339 with offset; default now.")
+        str | None, typer.Option(metavar="DATETIME", help="RFC 3339 with offset; default now.")
     ] = None,
     url: Url = None,
     token: Token = None,
@@ -193,9 +181,15 @@ def list_command(
     max_confidence: MaxConfidence = None,
     date_after: DateAfter = None,
     date_before: DateBefore = None,
-    order: Annotated[str | None, typer.Option(help="dateDesc (default) or dateAsc.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Decisions per page (1..100).")] = None,
-    cursor: Annotated[str | None, typer.Option(help="nextCursor of an earlier page.")] = None,
+    order: Annotated[
+        str | None, typer.Option(metavar="ORDER", help="dateDesc (default) or dateAsc.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(metavar="1..100", help="Decisions per page (default 20).")
+    ] = None,
+    cursor: Annotated[
+        str | None, typer.Option(metavar="CURSOR", help="nextCursor of an earlier page.")
+    ] = None,
     every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
     url: Url = None,
     token: Token = None,
@@ -236,7 +230,9 @@ def calibration(
     max_confidence: MaxConfidence = None,
     date_after: DateAfter = None,
     date_before: DateBefore = None,
-    bins: Annotated[int | None, typer.Option(help="Equal-width bins over [0, 1] (2..20).")] = None,
+    bins: Annotated[
+        int | None, typer.Option(metavar="2..20", help="Equal-width bins over [0, 1] (default 5).")
+    ] = None,
     url: Url = None,
     token: Token = None,
     as_json: AsJson = False,

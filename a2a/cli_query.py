@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from a2a import cli_options as options
 from a2a import exit_codes
 from a2a.client import precedents
 from a2a.client.clients import CSTPClient
@@ -30,15 +31,6 @@ class Mode(StrEnum):
     hybrid = "hybrid"
 
 
-class Stakes(StrEnum):
-    """Stakes values a filter may name."""
-
-    low = "low"
-    medium = "medium"
-    high = "high"
-    critical = "critical"
-
-
 def default_url(settings: Settings) -> str:
     """The address `cstp serve` binds with the same settings (CSTP_HOST, CSTP_PORT), as a
     base URL; a wildcard host (0.0.0.0, ::) means this machine's loopback.
@@ -57,28 +49,22 @@ def _settings(err: Console) -> Settings:
         raise typer.Exit(exit_codes.SETTINGS) from None
 
 
-def query_params(query: str, filters: dict[str, Any], **options: Any) -> dict[str, Any]:
+def query_params(query: str, filters: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """cstp.queryDecisions params by wire name; filters and options left unset are not sent
     (the service's defaults apply, and its -32602 names any bad value)."""
     params: dict[str, Any] = {"query": query}
     chosen = {k: v for k, v in filters.items() if v not in (None, [])}
     if chosen:
         params["filters"] = chosen
-    params.update({k: v for k, v in options.items() if v is not None})
+    params.update({k: v for k, v in extra.items() if v is not None})
     return params
 
 
 def broad_match_note(decisions: list[DecisionSummary], max_distance: float | None) -> str | None:
-    """The note printed above the results when they are a broad match or no match at all.
-
-    The hook of the retrieval issue (11): `a2a.client.precedents.match_note(decisions,
-    max_distance=...)` decides; until that function exists nothing is printed.
-    """
-    note = getattr(precedents, "match_note", None)
-    if note is None:
-        return None
-    text: str | None = note(decisions, max_distance=max_distance)
-    return text
+    """The note printed above the results when they are a broad match or no match at all:
+    `a2a.client.precedents.match_note`, whose threshold and words the console shares
+    (a2a.query.matching)."""
+    return precedents.match_note(decisions, max_distance=max_distance)
 
 
 def _print_error(exc: CSTPError, err: Console) -> None:
@@ -111,7 +97,9 @@ def run_query(
         out.print_json(json.dumps(result.to_wire()))
         return exit_codes.OK
     # Above the table, as the precedents block says it (seed 001, "No false confidence").
-    if note := broad_match_note(result.decisions, params.get("maxDistance")):
+    # The service's own note (a category no stored decision has, with the known ones) says
+    # why the list is empty better than "no relevant precedents".
+    if note := result.note or broad_match_note(result.decisions, params.get("maxDistance")):
         out.print(note, markup=False)
     out.print(decisions_table(result))
     return exit_codes.OK
@@ -119,36 +107,13 @@ def run_query(
 
 def query(
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
-    category: Annotated[
-        str | None, typer.Option(metavar="NAME", help="Only this category (exact match).")
-    ] = None,
-    min_confidence: Annotated[
-        float | None, typer.Option(metavar="0..1", help="Only decisions at least this confident.")
-    ] = None,
-    max_confidence: Annotated[
-        float | None, typer.Option(metavar="0..1", help="Only decisions at most this confident.")
-    ] = None,
-    after: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DATE",
-            help="Only decisions on or after DATE (YYYY-MM-DD, or RFC 3339 with an offset).",
-        ),
-    ] = None,
-    before: Annotated[
-        str | None,
-        typer.Option(metavar="DATE", help="Only decisions on or before DATE (as --after)."),
-    ] = None,
-    stakes: Annotated[
-        list[Stakes] | None,
-        typer.Option(
-            metavar="STAKES", help="Only this stakes (low, medium, high, critical); repeatable."
-        ),
-    ] = None,
-    status: Annotated[
-        list[str] | None,
-        typer.Option(metavar="STATUS", help="Only this status (decided, reviewed...); repeatable."),
-    ] = None,
+    category: options.Category = None,
+    min_confidence: options.MinConfidence = None,
+    max_confidence: options.MaxConfidence = None,
+    date_after: options.DateAfter = None,
+    date_before: options.DateBefore = None,
+    stakes: options.Stakes = None,
+    status: options.Status = None,
     mode: Annotated[
         Mode | None,
         typer.Option(
@@ -164,37 +129,28 @@ def query(
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
     reasons: Annotated[
-        bool, typer.Option("--reasons", help="Ask for each decision's reason types.")
+        bool,
+        typer.Option("--reasons", help="Ask for each decision's reason types; shown as a column."),
     ] = False,
-    url: Annotated[
-        str | None,
-        typer.Option(
-            envvar="CSTP_URL",
-            metavar="URL",
-            help="The service's base URL; default http://CSTP_HOST:CSTP_PORT as `serve` binds.",
-            show_default=False,
-        ),
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            envvar="CSTP_TOKEN", metavar="TOKEN", help="Bearer token of the calling agent."
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON result as sent.")] = False,
+    url: options.Url = None,
+    token: options.Token = None,
+    as_json: options.AsJson = False,
+    after: options.OldAfter = None,
+    before: options.OldBefore = None,
 ) -> None:
     """Ask a running service for decisions (cstp.queryDecisions) and print them."""
     params = query_params(
         text,
-        {
-            "category": category,
-            "minConfidence": min_confidence,
-            "maxConfidence": max_confidence,
-            "dateAfter": after,
-            "dateBefore": before,
-            "stakes": [str(s) for s in stakes or []],
-            "status": status,
-        },
+        options.filters(
+            category=category,
+            min_confidence=min_confidence,
+            max_confidence=max_confidence,
+            date_after=options.either(date_after, after, "--date-after"),
+            date_before=options.either(date_before, before, "--date-before"),
+            stakes=stakes,
+            status=status,
+        )
+        or {},
         limit=limit,
         includeReasons=True if reasons else None,
         retrievalMode=None if mode is None else str(mode),

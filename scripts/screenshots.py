@@ -22,6 +22,8 @@ sys.path.insert(0, str(REPO))
 from tests.console.browser import TOKEN, chromium, corpus_server  # noqa: E402
 
 QUERY = "separate Kubernetes clusters for each environment"
+#: Nothing in the corpus is about it: the console shows its broad-match state.
+OFF_TOPIC = "office kitchen paint colour"
 
 
 def _console(browser: Any, url: str, token: str, width: int, height: int) -> Any:
@@ -32,15 +34,16 @@ def _console(browser: Any, url: str, token: str, width: int, height: int) -> Any
     return page
 
 
-def _search(page: Any) -> None:
-    page.fill("#q", QUERY)
+def _search(page: Any, query: str = QUERY) -> None:
+    page.fill("#q", query)
     page.select_option("#mode", "hybrid")
     page.click("#search-submit")
     page.wait_for_selector("#results[data-total]", state="attached")
 
 
 def take(browser: Any, url: str, token: str, out: Path) -> list[Path]:
-    """Write search, decision, browse, calibration and narrow (375 px) PNGs into `out`."""
+    """Write search, broad (the broad-match state), decision, browse, calibration and narrow
+    (375 px) PNGs into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     page = _console(browser, url, token, 1280, 900)
     _search(page)
@@ -50,6 +53,8 @@ def take(browser: Any, url: str, token: str, out: Path) -> list[Path]:
     page.wait_for_selector("dialog#decision[open]")
     page.screenshot(path=out / "decision.png")
     page.keyboard.press("Escape")
+    _search(page, OFF_TOPIC)
+    page.screenshot(path=out / "broad.png")
     page.click("#nav-browse")
     page.wait_for_selector("#browse-page[data-page='1']")
     page.screenshot(path=out / "browse.png", full_page=True)
@@ -57,10 +62,11 @@ def take(browser: Any, url: str, token: str, out: Path) -> list[Path]:
     page.wait_for_selector("#months-status[data-counted]")
     page.screenshot(path=out / "calibration.png", full_page=True)
     narrow = _console(browser, url, token, 375, 812)
-    narrow.click("#filters-panel summary")
-    _search(narrow)
+    _search(narrow)  # the filters fold by themselves after a search at this width
+    narrow.evaluate("window.scrollTo(0, 0)")
     narrow.screenshot(path=out / "narrow.png")
-    return [out / f"{n}.png" for n in ("search", "decision", "browse", "calibration", "narrow")]
+    names = ("search", "broad", "decision", "browse", "calibration", "narrow")
+    return [out / f"{n}.png" for n in names]
 
 
 def main() -> None:

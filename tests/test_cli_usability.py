@@ -54,7 +54,7 @@ def test_serve_help_names_every_door() -> None:
 def test_query_help_offers_every_filter_and_mode() -> None:
     output = help_page("query", width=200)
     for option in (
-        "--category", "--min-confidence", "--max-confidence", "--after", "--before",
+        "--category", "--min-confidence", "--max-confidence", "--date-after", "--date-before",
         "--stakes", "--status", "--mode", "--max-distance", "--limit", "--reasons", "--json",
         "--url", "--token",
     ):  # fmt: skip
@@ -145,8 +145,8 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 def test_query_honours_cstp_port_and_sends_every_filter(port: int) -> None:
     result = cstp(
         "query", "database migration", "--json", "--stakes", "high", "--stakes", "critical",
-        "--min-confidence", "0.5", "--max-confidence", "0.95", "--after", "2024-01-01",
-        "--before", "2025-12-31", "--status", "reviewed", "--mode", "hybrid",
+        "--min-confidence", "0.5", "--max-confidence", "0.95", "--date-after", "2024-01-01",
+        "--date-before", "2025-12-31", "--status", "reviewed", "--mode", "hybrid",
         "--max-distance", "1.5", "--limit", "5", "--reasons",
         env={"CSTP_PORT": str(port), "CSTP_TOKEN": TOKEN},
     )  # fmt: skip

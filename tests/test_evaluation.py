@@ -111,3 +111,40 @@ def test_eval_command_refuses_bad_options_with_exit_2(
     queries.write_text('{"query": "x", "relevant": ["a"]}\n' * 3)
     result = cstp("eval", str(tmp_path), str(queries), *args, env={})
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_eval_command_prints_each_query_file_with_the_fold_spread(tmp_path: Path) -> None:
+    first, second = tmp_path / "dev.jsonl", tmp_path / "dev2.jsonl"
+    first.write_text(
+        "\n".join(
+            json.dumps({"query": q, "relevant": [r], "kind": "paraphrase"})
+            for q, r in [
+                ("Kafka consumer group rebalancing", "incidents.yaml"),
+                ("hardware security keys for staff logins", "security.yaml"),
+                ("keyboard and screen reader payment page", "frontend.yaml"),
+            ]
+        )
+    )
+    second.write_text(
+        "\n".join(
+            json.dumps({"query": q, "relevant": [r], "kind": "typo"})
+            for q, r in [
+                ("kafak consumer rebalance", "incidents.yaml"),
+                ("hardwear security keys", "security.yaml"),
+                ("screen readr payments", "frontend.yaml"),
+            ]
+        )
+    )
+    common = ["--model", "wordllama-l2-supercat-256", "--folds", "3", "--repeats", "2"]
+    corpus = str(REPO / "examples" / "decisions")
+    text = cstp("eval", corpus, str(first), str(second), *common, env={})
+    assert text.returncode == 0, text.stderr
+    assert "== dev.jsonl ==" in text.stdout and "== dev2.jsonl ==" in text.stdout
+    assert text.stdout.count("fold min  median    max") == 2
+    as_json = cstp("eval", corpus, str(first), str(second), "--json", *common, env={})
+    sets = json.loads(as_json.stdout)["sets"]
+    assert [s["set"] for s in sets] == ["dev.jsonl", "dev2.jsonl"]
+    for report in sets:
+        for method in report["fusion"]["methods"]:
+            assert method["cv_fold_min"] <= method["cv_fold_median"] <= method["cv_fold_max"]
+            assert method["cv_fold_min"] <= method["cv_mrr@10"] <= method["cv_fold_max"]

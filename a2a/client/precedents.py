@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from a2a.query.matching import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
 from a2a.query.results import DecisionSummary
 
 #: Most precedents in one block (seed 001, Rules: "Max 5 results").
 MAX_PRECEDENTS: Final = 5
-#: Cosine distance past which the best hit is likely noise, for the default model
-#: (all-minilm-l6-v2-int8). Measured by `cstp eval ... --off-topic bench/off_topic_queries.txt`:
-#: the best hits of the answered development queries lie at 0.25-0.60, those of 30
-#: off-topic queries at 0.73-0.88; 0.67 is the midpoint of the gap (README, "No false
-#: confidence"). Another model needs its own measurement.
-BROAD_MATCH_DISTANCE: Final = 0.67
-NO_MATCH: Final = (
-    "No relevant precedents found. This appears to be a first-time decision in this problem space."
-)
-BROAD_MATCH: Final = "Broad match — results may be tangential"
+# The threshold and the words are shared with the console (a2a.query.matching).
+__all__ = [
+    "BROAD_MATCH",
+    "BROAD_MATCH_DISTANCE",
+    "MAX_PRECEDENTS",
+    "NO_MATCH",
+    "is_broad",
+    "match_note",
+    "render_precedents",
+    "within",
+]
 
 
 def _one_line(text: str | None, fallback: str) -> str:

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.table import Table
 
 from a2a.query.results import QueryDecisionsResult
 
 
+def reason_counts(reasons: list[str]) -> str:
+    """Reason types with their counts, in first-seen order: "analysis, alternative x2"."""
+    counts = Counter(reasons)
+    return ", ".join(t if n == 1 else f"{t} x{n}" for t, n in counts.items()) or "none"
+
+
 def decisions_table(result: QueryDecisionsResult) -> Table:
-    """One row per decision, nearest first: distance, id, title, category, status, date."""
+    """One row per decision, nearest first: distance, id, title, category, stakes, status,
+    confidence, date, and the reason types when the call asked for them (`--reasons`)."""
+    with_reasons = any(d.reasons is not None for d in result.decisions)
     table = Table(
         title=f"{result.total} decision(s) for {result.query!r} ({result.query_time_ms} ms)",
         title_justify="left",
     )
-    for name in ("distance", "id", "title", "category", "stakes", "status", "conf.", "date"):
+    columns = ["distance", "id", "title", "category", "stakes", "status", "conf.", "date"]
+    for name in [*columns, *(["reasons"] if with_reasons else [])]:
         table.add_column(name, overflow="fold", justify="right" if name == "distance" else "left")
     for d in result.decisions:
+        extra = [reason_counts(d.reasons or [])] if with_reasons else []
         table.add_row(
             f"{d.distance:.3f}",
             d.id,
@@ -25,5 +37,6 @@ def decisions_table(result: QueryDecisionsResult) -> Table:
             d.status or "",
             "" if d.confidence is None else f"{d.confidence:.2f}",
             (d.date or "")[:10],
+            *extra,
         )
     return table

@@ -27,9 +27,8 @@ export function setToken(value) {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-function headers() {
+function headers(bearer) {
   const result = { "Content-Type": "application/json", Accept: "application/json" };
-  const bearer = token();
   // No token, no header: "Bearer " with nothing after it is a malformed credential.
   if (bearer) result.Authorization = `Bearer ${bearer}`;
   return result;
@@ -41,24 +40,38 @@ function retryAfterOf(response, data) {
   return Number.isFinite(header) && header > 0 ? header : null;
 }
 
+/**
+ * Tell the page what the service made of the token `sent`: "refused" on HTTP 401, "accepted"
+ * on any other JSON-RPC answer (auth off accepts no token). A `cstp-token` event on document,
+ * detail `{verdict, token}`: the page ignores answers about a token it no longer holds.
+ */
+function report(verdict, sent) {
+  document.dispatchEvent(new CustomEvent("cstp-token", { detail: { verdict, token: sent } }));
+}
+
 /** The `result` of one call of `method` with `params` by name; throws ApiError. */
 export async function call(method, params = {}) {
   const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params });
+  const sent = token();
   let response;
   try {
     response = await fetch(ENDPOINT, {
-      method: "POST", headers: headers(), body, cache: "no-store", credentials: "omit",
+      method: "POST", headers: headers(sent), body, cache: "no-store", credentials: "omit",
     });
   } catch {
     throw new ApiError(0, "The service could not be reached.");
   }
-  if (response.status === 401) throw new ApiError(-32001, "Unauthorized", null, 401);
+  if (response.status === 401) {
+    report("refused", sent);
+    throw new ApiError(-32001, "Unauthorized", null, 401);
+  }
   let payload;
   try {
     payload = await response.json();
   } catch {
     throw new ApiError(0, `HTTP ${response.status}: the answer is not JSON.`, null, response.status);
   }
+  report("accepted", sent);
   if (payload && payload.error) {
     const { code, message, data } = payload.error;
     throw new ApiError(code, message, data ?? null, response.status, retryAfterOf(response, data));

@@ -57,6 +57,11 @@ async function load(stack) {
     document.getElementById("browse-prev").disabled = page === 0;
     document.getElementById("browse-next").disabled = !next;
   } catch (error) {
+    // No stale page under an error: the rows and the pager go with it.
+    fill(document.getElementById("browse-rows"));
+    fill(document.getElementById("browse-page"));
+    document.getElementById("browse-prev").disabled = true;
+    document.getElementById("browse-next").disabled = true;
     showError(error);
   }
 }

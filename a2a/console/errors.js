@@ -1,5 +1,6 @@
 // How a failed call is shown: one alert region, by JSON-RPC error code (CONTRACT.md, error tables).
 
+import { token } from "./api.js";
 import { el, fill } from "./dom.js";
 import { markInvalid } from "./filters.js";
 
@@ -14,7 +15,10 @@ export function describe(error) {
   const data = error.data || {};
   switch (error.code) {
     case -32001:
-      return ["A token is needed.", ["The service has auth on: paste an agent's bearer token above and press Use token."]];
+      // Truthful about the token this tab holds: missing, or sent and refused.
+      return token()
+        ? ["This token was refused.", ["The service does not know the token set for this tab: paste a valid agent token and press Use token."]]
+        : ["A token is needed.", ["The service has auth on: paste an agent's bearer token above and press Use token."]];
     case -32002:
       return ["Rate limited.", [error.retryAfter !== null ? `Retry in ${seconds(error.retryAfter)}.` : "Retry shortly."]];
     case -32003:
@@ -41,6 +45,8 @@ export function showError(error) {
   const [title, lines] = describe(error);
   const node = region();
   node.dataset.code = String(error.code);
+  if (error.code === -32001) node.dataset.token = token() ? "refused" : "missing";
+  else delete node.dataset.token;
   if (error.retryAfter !== null && error.retryAfter !== undefined) node.dataset.retryAfter = String(error.retryAfter);
   else delete node.dataset.retryAfter;
   const list = lines.length ? el("ul", {}, ...lines.map((line) => el("li", {}, line))) : null;
@@ -57,6 +63,7 @@ export function clearError() {
   node.hidden = true;
   delete node.dataset.code;
   delete node.dataset.retryAfter;
+  delete node.dataset.token;
   fill(node);
   markInvalid([]);
 }

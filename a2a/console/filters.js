@@ -43,3 +43,18 @@ export function markInvalid(fields) {
     else node.removeAttribute("aria-invalid");
   }
 }
+
+/** On a narrow screen (the console's one-column layout), close the filters panel so the
+ * results come first; its summary still says how many filters are set. */
+export function collapseFiltersWhenNarrow() {
+  if (window.matchMedia("(max-width: 720px)").matches) document.getElementById("filters-panel").open = false;
+}
+
+/** Write the number of filters set into the panel's summary (`data-set` too). */
+export function showFilterCount() {
+  const filters = currentFilters();
+  const n = filters ? Object.keys(filters).length : 0;
+  const node = document.getElementById("filters-count");
+  node.dataset.set = String(n);
+  node.textContent = n ? `${n} set` : "none set";
+}

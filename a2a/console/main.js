@@ -6,14 +6,32 @@ import { setupCalibration, showCalibration } from "./calibration.js";
 import { setupDecision } from "./decision.js";
 import { fill } from "./dom.js";
 import { clearError } from "./errors.js";
+import { showFilterCount } from "./filters.js";
 import { setupSearch } from "./search.js";
+import { refreshValues } from "./store-values.js";
 
 const VIEWS = { search: null, browse: showBrowse, calibration: showCalibration };
 const ACTIONS = { search: "search-form", browse: "browse-form", calibration: "calibration-form" };
 let currentView = "search";
 
+// What the service last made of this tab's token ("accepted", "refused"), null until it answers.
+let verdict = null;
+
+const TOKEN_STATES = {
+  "set:null": "token set, not yet used",
+  "set:accepted": "token accepted",
+  "set:refused": "token refused by the service",
+  "none:null": "no token",
+  "none:accepted": "no token (the service has auth off)",
+  "none:refused": "no token: the service needs one",
+};
+
+/** The header's token state, truthful: data-state is `<set|none>:<accepted|refused|null>`. */
 function showTokenState() {
-  fill(document.getElementById("token-state"), token() ? "token set for this tab" : "no token");
+  const state = `${token() ? "set" : "none"}:${verdict}`;
+  const node = document.getElementById("token-state");
+  node.dataset.state = state;
+  fill(node, TOKEN_STATES[state]);
 }
 
 function setupToken() {
@@ -22,8 +40,10 @@ function setupToken() {
     event.preventDefault();
     setToken(input.value.trim());
     input.value = "";
+    verdict = null;
     clearError();
     showTokenState();
+    refreshValues();
     // Re-run what the token was pasted for; an empty search is left alone.
     if (currentView !== "search" || document.getElementById("q").value.trim()) {
       document.getElementById(ACTIONS[currentView]).requestSubmit();
@@ -32,6 +52,13 @@ function setupToken() {
   document.getElementById("token-forget").addEventListener("click", () => {
     setToken("");
     input.value = "";
+    verdict = null;
+    showTokenState();
+  });
+  document.addEventListener("cstp-token", (event) => {
+    // A late answer about a token since replaced or forgotten says nothing about this one.
+    if (event.detail.token !== token()) return;
+    verdict = event.detail.verdict;
     showTokenState();
   });
   showTokenState();
@@ -52,6 +79,12 @@ function setupViews() {
   for (const button of document.querySelectorAll(".view-button")) {
     button.addEventListener("click", () => show(button.dataset.view));
   }
+  const filters = document.getElementById("filters");
+  filters.addEventListener("input", showFilterCount);
+  filters.addEventListener("change", showFilterCount);
+  // After the reset has cleared the inputs.
+  filters.addEventListener("reset", () => setTimeout(showFilterCount));
+  showFilterCount();
   // Enter in a filter runs the view on screen with the new filters.
   document.getElementById("filters").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -65,3 +98,4 @@ setupDecision();
 setupSearch();
 setupBrowse();
 setupCalibration();
+refreshValues();

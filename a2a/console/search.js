@@ -1,10 +1,12 @@
-// Search: cstp.queryDecisions with the query, every filter, the mode and maxDistance.
+// Search: cstp.queryDecisions with the query, every filter, the mode and maxDistance. The
+// result list says when it is a broad match or no match, as `cstp query` does (matching.js).
 
 import { call } from "./api.js";
 import { openDecision } from "./decision.js";
 import { day, el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
-import { currentFilters, numberOf } from "./filters.js";
+import { collapseFiltersWhenNarrow, currentFilters, numberOf } from "./filters.js";
+import { distanceShape, matchNote, matching } from "./matching.js";
 
 /** The params of the search form, as sent on the wire. */
 export function searchParams() {
@@ -20,20 +22,27 @@ export function searchParams() {
   return params;
 }
 
-function distanceBar(distance) {
-  // Cosine distance in [0, 2], lower is closer: the bar is long for a close match.
-  const closeness = distance === null ? 0 : Math.max(0, Math.min(1, 1 - distance / 2));
+function distanceBar(distance, threshold) {
+  // Long for a close match, empty at the broad-match threshold; past it a stub in the
+  // warning colour, so a good and a weak hit never look alike.
+  const { closeness, weak } = distanceShape(distance, threshold);
   const fillBar = el("span", { class: "bar-fill" });
   fillBar.style.width = `${(closeness * 100).toFixed(1)}%`;
+  const label = weak ? `distance ${fixed(distance, 3)} · weak` : `distance ${fixed(distance, 3)}`;
   return el(
     "span",
-    { class: "distance", title: "cosine distance, 0 (same) to 2 (opposite)" },
+    {
+      class: weak ? "distance weak" : "distance",
+      "data-closeness": closeness.toFixed(3),
+      "data-weak": weak ? "true" : "false",
+      title: `cosine distance, 0 (same) to 2 (opposite); past ${threshold} a match is weak`,
+    },
     el("span", { class: "bar", "aria-hidden": "true" }, fillBar),
-    el("span", { class: "distance-value" }, `distance ${fixed(distance, 3)}`),
+    el("span", { class: "distance-value" }, label),
   );
 }
 
-function resultItem(decision) {
+function resultItem(decision, threshold) {
   const meta = [day(decision.date), text(decision.category), `confidence ${fixed(decision.confidence)}`,
     `stakes ${text(decision.stakes)}`, text(decision.status), `outcome ${text(decision.outcome)}`];
   const button = el(
@@ -42,27 +51,51 @@ function resultItem(decision) {
     el("span", { class: "result-title" }, text(decision.title)),
     el("span", { class: "result-id" }, decision.id),
     el("span", { class: "result-meta" }, meta.join(" · ")),
-    distanceBar(decision.distance),
+    distanceBar(decision.distance, threshold),
   );
   button.addEventListener("click", () => openDecision(decision.id, button));
   return el("li", {}, button);
 }
 
+function showNote(id, note, kind) {
+  const node = document.getElementById(id);
+  fill(node, note ?? null);
+  node.hidden = !note;
+  if (kind) node.dataset.kind = kind;
+  else delete node.dataset.kind;
+}
+
+/** Empty the result list and its notes: nothing stale stays on screen. */
+function clearResults() {
+  const results = document.getElementById("results");
+  fill(results);
+  delete results.dataset.total;
+  showNote("match-note", null);
+  showNote("search-note", null);
+}
+
 async function search(event) {
   event.preventDefault();
   const status = document.getElementById("search-status");
-  const results = document.getElementById("results");
   fill(status, "Searching…");
   // busy, then done or failed: set before the call goes out, so a test can wait on it.
   status.dataset.state = "busy";
-  delete results.dataset.total;
+  clearResults();
+  const params = searchParams();
   try {
-    const result = await call("cstp.queryDecisions", searchParams());
+    const [result, config] = await Promise.all([call("cstp.queryDecisions", params), matching()]);
     clearError();
-    fill(results, ...result.decisions.map(resultItem));
+    const results = document.getElementById("results");
+    const threshold = config.broadMatchDistance;
+    fill(results, ...result.decisions.map((d) => resultItem(d, threshold)));
+    // The service's own note (a category no stored decision has) says why better.
+    const note = result.note ? null : matchNote(result.decisions, params.maxDistance, config);
+    showNote("match-note", note?.text, note?.kind);
+    showNote("search-note", result.note);
     results.dataset.total = String(result.total);
     fill(status, `${result.total} decision${result.total === 1 ? "" : "s"} in ${result.queryTimeMs} ms`);
     status.dataset.state = "done";
+    collapseFiltersWhenNarrow();
   } catch (error) {
     fill(status);
     showError(error);

@@ -13,7 +13,7 @@ import random
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def stratified_folds(strata: Sequence[str], k: int, seed: int) -> list[list[int]]:
@@ -87,13 +87,32 @@ class RepeatedCrossValidation:
 
     `mean`: mean held-out score (over queries, then repeats); `std`: standard deviation of
     the fold means over every fold of every repeat; `held_out`: each query's held-out score
-    averaged over repeats; `choices`: how often each setting was chosen over all folds.
+    averaged over repeats; `choices`: how often each setting was chosen over all folds;
+    `fold_means`: every fold's held-out mean (k x repeats values), whose spread (`low`,
+    `median`, `high`) says how much one unlucky set of unseen queries can cost: a change is
+    kept when it raises the low end, not only the mean.
     """
 
     mean: float
     std: float
     held_out: list[float]
     choices: Counter[str]
+    fold_means: list[float] = field(default_factory=list)
+
+    @property
+    def low(self) -> float:
+        """The worst fold's held-out mean."""
+        return min(self.fold_means)
+
+    @property
+    def median(self) -> float:
+        """The median fold's held-out mean."""
+        return statistics.median(self.fold_means)
+
+    @property
+    def high(self) -> float:
+        """The best fold's held-out mean."""
+        return max(self.fold_means)
 
 
 def repeated_cross_validation(
@@ -113,4 +132,5 @@ def repeated_cross_validation(
             statistics.fmean(values) for values in zip(*(r.held_out for r in runs), strict=True)
         ],
         choices=Counter(choice for run in runs for choice in run.choices),
+        fold_means=fold_means,
     )

@@ -140,7 +140,7 @@ def winner(results: Sequence[FamilyResult]) -> FamilyResult:
 def format_fusion_table(results: Sequence[FamilyResult]) -> str:
     """The comparison as an aligned plain-text table, one family a row."""
     kinds = sorted({kind for r in results for kind in r.cv_by_kind})
-    header = f"{'method':<26}{'CV MRR@10':>10}{'± fold sd':>10}" + "".join(
+    header = f"{'method':<26}{'CV MRR@10':>10}{'fold min':>9}{'median':>8}{'max':>7}" + "".join(
         f"{kind[:11]:>12}" for kind in kinds
     )
     header += "  chosen on all queries (times chosen in CV folds)"
@@ -154,7 +154,7 @@ def format_fusion_table(results: Sequence[FamilyResult]) -> str:
             if common and common[0][0] != r.chosen.describe():
                 detail += f", most often {common[0][0]}"
         lines.append(
-            f"{r.name:<26}{r.cv.mean:>10.3f}{r.cv.std:>10.3f}"
+            f"{r.name:<26}{r.cv.mean:>10.3f}{r.cv.low:>9.3f}{r.cv.median:>8.3f}{r.cv.high:>7.3f}"
             + "".join(f"{r.cv_by_kind.get(kind, 0.0):>12.3f}" for kind in kinds)
             + detail
         )

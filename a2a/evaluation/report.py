@@ -91,6 +91,7 @@ def report_text(report: EvalReport, options: EvalOptions) -> str:
     """The run as plain text: modes table, fusion table with the winner, threshold."""
     h = report.header
     parts = [
+        *([f"== {h['set']} =="] if "set" in h else []),
         f"model {h['model']}: {h['records']} records indexed in {h['index_seconds']:.1f} s; "
         f"{h['queries']} queries" + (f"; hybrid mode: {h['hybrid']}" if "hybrid" in h else ""),
         format_table(report.modes),
@@ -101,7 +102,8 @@ def report_text(report: EvalReport, options: EvalOptions) -> str:
         parts += [
             "",
             f"fusion by {options.folds}-fold cross-validation over the queries "
-            f"({options.repeats} shuffles, stratified by kind), MRR@10 of held-out queries:",
+            f"({options.repeats} shuffles, stratified by kind), MRR@10 of held-out queries"
+            " (mean, and the spread of fold means: min / median / max):",
             format_fusion_table(report.fusions),
             f"winner: {best.name}, {best.chosen.describe()} -> CSTP_FUSION_METHOD="
             f"{best.chosen.method} CSTP_HYBRID_RRF_K={best.chosen.rrf_k} "
@@ -132,6 +134,9 @@ def report_json(report: EvalReport) -> dict[str, Any]:
                     "method": r.name,
                     "cv_mrr@10": round(r.cv.mean, 4),
                     "cv_fold_sd": round(r.cv.std, 4),
+                    "cv_fold_min": round(r.cv.low, 4),
+                    "cv_fold_median": round(r.cv.median, 4),
+                    "cv_fold_max": round(r.cv.high, 4),
                     "cv_mrr@10_by_kind": {k: round(v, 4) for k, v in r.cv_by_kind.items()},
                     "chosen": None if r.chosen is None else r.chosen.describe(),
                     "in_sample_mrr@10": round(r.in_sample, 4),

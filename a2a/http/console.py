@@ -8,6 +8,7 @@ the app is built, and served from that table: a path not in it is a 404, never a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +17,8 @@ from importlib.resources.abc import Traversable
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from a2a.query.matching import console_config
 
 #: Where the page is served; its assets live under `PAGE_PATH + "/"`.
 PAGE_PATH = "/console"
@@ -27,6 +30,9 @@ MEDIA_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
 }
+#: The broad-match threshold and words (a2a.query.matching), served beside the page so the
+#: console judges a result list exactly as `cstp query` does.
+MATCHING_PATH = f"{PAGE_PATH}/matching.json"
 
 #: Only the service's own origin, no inline script or style, no framing, no form posts
 #: elsewhere (CSP Level 3). `connect-src 'self'` is what lets the page call POST /cstp.
@@ -60,7 +66,8 @@ class Asset:
 def load_assets() -> dict[str, Asset]:
     """The console's files by URL path (`/console`, `/console/main.js`, ...).
 
-    `index.html` is served at `/console` itself. Raises FileNotFoundError when the package
+    `index.html` is served at `/console` itself, and `matching.json` holds
+    a2a.query.matching.console_config(). Raises FileNotFoundError when the package
     was installed without its console files (package data in pyproject.toml).
     """
     root = resources.files("a2a") / "console"
@@ -73,6 +80,8 @@ def load_assets() -> dict[str, Asset]:
         assets[path] = Asset(body, media_type)
     if PAGE_PATH not in assets:
         raise FileNotFoundError("a2a/console/index.html is missing from the installed package")
+    matching = json.dumps(console_config()).encode()
+    assets[MATCHING_PATH] = Asset(matching, "application/json")
     return assets
 
 

@@ -17,10 +17,11 @@ import numpy.typing as npt
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
 from a2a.index.graph import NEIGHBOURS, GraphIndex
+from a2a.index.fields import FieldWeights, weighted_terms
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
-from a2a.index.tokens import analyze, analyze_query
+from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.query.params import QueryFilters
@@ -119,6 +120,7 @@ class SearchIndex:
         graph_min_rows: int | None = GRAPH_MIN_ROWS,
         graph_min_fraction: float = GRAPH_MIN_FRACTION,
         graph_inline: bool = True,
+        field_weights: FieldWeights | None = None,
     ) -> None:
         """`vector_dtype` float16 halves the vectors' memory; its candidates are then
         re-scored exactly with `exact_vectors(ids)` (float32 rows in the order of `ids`,
@@ -131,6 +133,8 @@ class SearchIndex:
         the first build to `build_graph` (a LiveIndex runs it in a worker thread after its
         load: minutes at 1M, during which searches scan exactly)."""
         self.lock = ReadWriteLock()
+        # Keyword search counts the title (and tags) more than once (a2a.index.fields).
+        self._field_weights = field_weights or FieldWeights()
         self._vector_dtype: VectorDtype = vector_dtype
         self._exact_vectors = exact_vectors
         self._graph_min_rows = graph_min_rows
@@ -325,7 +329,10 @@ class SearchIndex:
         if not latest:
             return
         batch = list(latest.values())
-        terms = [analyze(record.document) for record in batch]
+        terms = [
+            weighted_terms(r.document, r.decision.title, r.decision.tags, self._field_weights)
+            for r in batch
+        ]
         vectors = np.asarray([np.asarray(r.embedding, dtype=np.float32) for r in batch])
         with self.lock.writing():
             self._generation += 1
@@ -633,6 +640,13 @@ class SearchIndex:
         scores = np.zeros(len(rows), dtype=np.float64)
         scores[np.searchsorted(rows, tag_rows)] = jaccard
         return rows, scores, same_category[rows], same_stakes[rows]
+
+    def values_of(self, column: str) -> list[str]:
+        """The distinct values of coded column `column` (FilterColumns.CODED) on current
+        rows, sorted; absent values left out. One pass over the column."""
+        codes = np.unique(self.columns.codes(column)[self.columns.alive]).tolist()
+        values = self.columns.vocabularies[column].values(codes)
+        return sorted(v for v in values if v is not None)
 
     def _equal(self, column: str, value: str | None, mask: BoolArray) -> BoolArray:
         if value is None:

@@ -57,10 +57,19 @@ class QueryDecisionsResult(BaseModel):
     query: str
     query_time_ms: int = Field(description="milliseconds of server wall time for the query")
     agent: str
+    note: str | None = Field(
+        default=None,
+        description="present only when the answer needs a word of explanation: today, a"
+        " filters.category that no stored decision has (categories match exactly); it names"
+        " the closest known categories (docs/query-notes.md)",
+    )
 
     def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase (one dump for the whole result)."""
+        """JSON-ready dict in the wire's camelCase (one dump for the whole result); `note`
+        left out when there is none."""
         data = self.model_dump(by_alias=True)
+        if data["note"] is None:
+            del data["note"]
         for decision in data["decisions"]:
             _without_absent(decision)
         return data
@@ -117,6 +126,7 @@ class QueryAnswer:
     query: str
     query_time_ms: int
     agent: str
+    note: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """QueryDecisionsResult.to_wire() of `result()`, without building the models."""
@@ -128,6 +138,8 @@ class QueryAnswer:
             "query_time_ms": self.query_time_ms,
             "agent": self.agent,
         }
+        if self.note is not None:
+            values["note"] = self.note
         return {_RESULT_WIRE[name]: value for name, value in values.items()}
 
     def result(self) -> QueryDecisionsResult:

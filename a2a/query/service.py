@@ -17,6 +17,7 @@ from a2a.index.columns import BoolArray
 from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusedHit, FusionConfig, explain, fuse
 from a2a.query.keyword import KeywordHit
+from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import by_recency, recent_candidates
 from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
@@ -119,11 +120,17 @@ class QueryService:
             hits = self._answer_inline(index, params)
         if hits is None:
             hits = await self._workers.run(lambda: self._answer(index, params, vector))
+        note = None
+        category = params.filters.category if params.filters is not None else None
+        # Only an empty answer can come from a category no decision has: others pay nothing.
+        if category is not None and not hits.shown:
+            note = await self._workers.run(lambda: _category_note(index, category))
         return QueryAnswer(
             hits=hits,
             query=params.query,
             query_time_ms=round((self._clock() - started) * 1000),
             agent=self._agent_id,
+            note=note,
         )
 
     def _answer(
@@ -315,6 +322,13 @@ class QueryService:
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
+
+
+def _category_note(index: SearchIndex, category: str) -> str | None:
+    """The result's `note` when no current decision has `category`, else None."""
+    with index.reading():
+        known = index.values_of("category")
+    return None if category in known else category_note(category, known)
 
 
 def _hits(

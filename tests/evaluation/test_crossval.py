@@ -88,3 +88,10 @@ def test_repeated_cv_of_a_single_setting_is_its_plain_mean() -> None:
     assert result.mean == pytest.approx(sum(scores["only"]) / 6)
     assert result.held_out == pytest.approx(scores["only"])
     assert result.choices == {"only": 12}
+
+
+def test_repeated_cross_validation_keeps_every_fold_mean_for_the_spread() -> None:
+    scores = {"a": [1.0, 0.0, 1.0, 0.0, 1.0, 1.0], "b": [0.0, 1.0, 0.0, 1.0, 0.0, 0.0]}
+    cv = repeated_cross_validation(scores, ["x"] * 6, k=3, repeats=4, seed=0)
+    assert len(cv.fold_means) == 12
+    assert cv.low == min(cv.fold_means) <= cv.median <= cv.high == max(cv.fold_means)

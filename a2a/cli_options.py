@@ -1,0 +1,131 @@
+"""The options every `cstp` client command shares: one name, metavar and help per filter.
+
+A filter has the same option in every command that takes it (`--date-after`, never `--after`
+in one and `--date-after` in another); names a command used before stay as hidden aliases
+(`OldAfter`, `OldBefore`), so scripts keep working. Every option has a readable metavar
+(`DATE`, `0..1`), never click's `TEXT` or `FLOAT`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+
+class StakesValue(StrEnum):
+    """Stakes values a filter may name (CONTRACT.md, filters.stakes)."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
+class StatusValue(StrEnum):
+    """Status values a filter may name (CONTRACT.md, filters.status)."""
+
+    proposed = "proposed"
+    pending = "pending"
+    decided = "decided"
+    reviewed = "reviewed"
+    superseded = "superseded"
+    deprecated = "deprecated"
+    rejected = "rejected"
+
+
+Url = Annotated[
+    str | None,
+    typer.Option(
+        envvar="CSTP_URL",
+        metavar="URL",
+        help="The service's base URL; default http://CSTP_HOST:CSTP_PORT as `serve` binds.",
+        show_default=False,
+    ),
+]
+Token = Annotated[
+    str | None,
+    typer.Option(envvar="CSTP_TOKEN", metavar="TOKEN", help="Bearer token of the calling agent."),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON result as sent.")]
+Category = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="Only this category (exact match, case included; a miss names the known ones).",
+    ),
+]
+# Free text, checked by the service (its -32602 names filters.status): what `cstp query`
+# has always done, and a status added to the wire needs no new CLI.
+Status = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="STATUS",
+        help="Only this status (proposed, pending, decided, reviewed, superseded, deprecated,"
+        " rejected); repeatable.",
+    ),
+]
+Stakes = Annotated[
+    list[StakesValue] | None,
+    typer.Option(
+        metavar="STAKES", help="Only this stakes (low, medium, high, critical); repeatable."
+    ),
+]
+MinConfidence = Annotated[
+    float | None, typer.Option(metavar="0..1", help="Only decisions at least this confident.")
+]
+MaxConfidence = Annotated[
+    float | None, typer.Option(metavar="0..1", help="Only decisions at most this confident.")
+]
+DateAfter = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DATE",
+        help="Only decisions on or after DATE (YYYY-MM-DD, or RFC 3339 with an offset).",
+    ),
+]
+DateBefore = Annotated[
+    str | None,
+    typer.Option(metavar="DATE", help="Only decisions on or before DATE (as --date-after)."),
+]
+#: `cstp query`'s names before the filters were named alike: hidden, still accepted.
+OldAfter = Annotated[str | None, typer.Option("--after", metavar="DATE", hidden=True)]
+OldBefore = Annotated[str | None, typer.Option("--before", metavar="DATE", hidden=True)]
+
+
+def filters(
+    *,
+    category: str | None = None,
+    status: list[str] | None = None,
+    stakes: list[StakesValue] | None = None,
+    min_confidence: float | None = None,
+    max_confidence: float | None = None,
+    date_after: str | None = None,
+    date_before: str | None = None,
+) -> dict[str, Any] | None:
+    """The wire's `filters` object (CONTRACT.md) of the options given, or None when none is:
+    options left unset are not sent, so the service's defaults apply."""
+    wire = {
+        "category": category,
+        "status": [str(s) for s in status or []],
+        "stakes": [str(s) for s in stakes or []],
+        "minConfidence": min_confidence,
+        "maxConfidence": max_confidence,
+        "dateAfter": date_after,
+        "dateBefore": date_before,
+    }
+    chosen = {k: v for k, v in wire.items() if v not in (None, [])}
+    return chosen or None
+
+
+def either(new: str | None, old: str | None, name: str) -> str | None:
+    """The value of option `name` given by its name or its hidden old alias.
+
+    Raises typer.BadParameter (exit 2) when both are given with different values.
+    """
+    if new is not None and old is not None and new != old:
+        raise typer.BadParameter(
+            f"given twice with different values ({new!r}, {old!r})", param_hint=name
+        )
+    return new if new is not None else old
