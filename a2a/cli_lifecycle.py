@@ -11,6 +11,14 @@ from rich.table import Table
 
 from a2a.cli_decisions import (
     EXIT_INPUT,
+    _client,
+    _filters,
+    _out,
+    err,
+    read_decisions,
+    summaries_table,
+)
+from a2a.cli_options import (
     AsJson,
     Category,
     DateAfter,
@@ -21,12 +29,6 @@ from a2a.cli_decisions import (
     Status,
     Token,
     Url,
-    _client,
-    _filters,
-    _out,
-    err,
-    read_decisions,
-    summaries_table,
 )
 
 Ids = Annotated[list[str] | None, typer.Option(help="A decision id; repeat for several.")]

@@ -16,8 +16,8 @@ import numpy.typing as npt
 
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
-from a2a.index.graph import NEIGHBOURS, GraphIndex
 from a2a.index.fields import FieldWeights, weighted_terms
+from a2a.index.graph import NEIGHBOURS, GraphIndex
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
 from a2a.index.tags import TagIndex
