@@ -48,7 +48,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     try:
         for mode, extra in (("off", {}), ("on", {"CSTP_AUTH_TOKENS": f"mcp:{TOKEN}"})):
             port = free_port()
-            env = {"CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")), **extra}
+            env = {
+                "CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")),
+                # the model is not what the example shows: the fast one
+                "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+                **extra,
+            }
             started.append(start_cstp(port, env, "--index", examples))
             urls[mode] = f"http://127.0.0.1:{port}"
         yield urls

@@ -26,9 +26,8 @@ def _service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
 
 
 @pytest.fixture
-def service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
-    index_records(store, embedder, SAMPLE)
-    return _service(store, embedder)
+def service(sample_store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
+    return _service(sample_store, embedder)
 
 
 async def _run(service: QueryService, **params: Any) -> list[dict[str, Any]]:
