@@ -30,8 +30,9 @@ def mcp_example() -> str:
 
 
 def run_example(url: str, token: str | None) -> subprocess.CompletedProcess[str]:
-    code = mcp_example().replace("http://127.0.0.1:8000", url)
+    code = mcp_example()
     env = {k: v for k, v in os.environ.items() if k != "CSTP_TOKEN"}
+    env["CSTP_URL"] = url  # as the README has the reader set it
     if token is not None:
         env["CSTP_TOKEN"] = token
     return subprocess.run(
