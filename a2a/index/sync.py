@@ -152,10 +152,6 @@ class LiveIndex:
         """
         self.index.upsert(records)
 
-    def forget(self, ids: Sequence[str]) -> None:
-        """Drop records this process has just deleted from Chroma."""
-        self.index.remove(ids)
-
     def _exact_vectors(self, ids: list[str]) -> npt.NDArray[np.float32]:
         """The float32 embeddings Chroma stores for `ids`, in that order (compact vectors'
         exact re-scoring). Raises StoreUnavailable when Chroma cannot be read."""
