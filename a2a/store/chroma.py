@@ -128,13 +128,13 @@ class ChromaDecisionStore:
         data_dir: Path | None = None,
         server_url: str | None = None,
         timeout_seconds: float = 10.0,
-        single_core: bool = True,
+        single_core: bool = False,
     ) -> None:
         """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
 
-        `single_core`: pin embedded Chroma's own threads to one CPU core when its client opens
-        and before each write (a2a.store.affinity: its writes cost half as much); no
-        effect on a server.
+        `single_core` (opt-in, CSTP_CHROMA_SINGLE_CORE): pin embedded Chroma's own threads to
+        one CPU core when its client opens and before each write (a2a.store.affinity: its
+        bulk writes cost about half as much); no effect on a server.
         """
         if (data_dir is None) == (server_url is None):
             raise ValueError("give exactly one of data_dir (embedded) or server_url")
