@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install run test test-fast lint format smoke bench eval clean vendor screenshots
+.PHONY: install run test test-fast lint format smoke bench eval clean vendor screenshots a2a-sdk-venv
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +12,17 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 install: $(BIN)/.installed
+
+# The official a2a-sdk in a virtualenv of its own (it also imports as `a2a`, so never in
+# .venv): tests/http/test_a2a_sdk_card.py reads our agent card with it. .ci/run makes it;
+# without it that one test skips, saying so.
+SDK_VENV := .venv-a2a-sdk
+$(SDK_VENV)/bin/.installed:
+	$(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install --quiet 'a2a-sdk>=1.0,<2' httpx
+	touch $@
+
+a2a-sdk-venv: $(SDK_VENV)/bin/.installed
 
 run: install
 	$(BIN)/cstp serve --index examples/decisions
@@ -43,7 +54,7 @@ bench: install
 	$(BIN)/python bench/query_bench.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) var .pytest_cache .mypy_cache .ruff_cache
 
 # The console's chart library, vendored into the package (no CDN, no build step for users).
 # `make vendor` fetches the exact version from the npm registry, checks the tarball's

@@ -100,9 +100,11 @@ class Settings(BaseSettings):
     collection: str = Field(default="decisions", min_length=3, max_length=63)
     embedding_model: str = DEFAULT_MODEL
     chroma_timeout_seconds: PositiveSeconds = 10.0
-    #: Embedded Chroma's own threads on one CPU core (a2a.store.affinity: its writes cost
-    #: half as much); no effect on a Chroma server.
-    chroma_single_core: bool = True
+    #: Opt-in: embedded Chroma's own threads on one CPU core (a2a.store.affinity: its bulk
+    #: writes cost about half as much here). Off by default: it sets the affinity of threads
+    #: it finds by Chroma's thread names, a process-wide effect that a chromadb release
+    #: renaming its threads silently undoes. No effect on a Chroma server.
+    chroma_single_core: bool = False
     index_on_start: list[Path] = Field(default_factory=list)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_batch_size: int = Field(default=50, ge=1)

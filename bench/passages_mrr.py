@@ -47,7 +47,7 @@ from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
 from a2a.evaluation import LabelledQuery, load_queries, mean_by_kind, recall_at, reciprocal_rank
 from a2a.http.state import fusion_config
 from a2a.index.bm25 import BM25Index
-from a2a.index.tokens import analyze, analyze_all
+from a2a.index.tokens import analyze
 from a2a.ingest import discover, load_file
 from a2a.ingest.markdown_adr import adr_passages
 from a2a.query.fusion import fuse
@@ -173,7 +173,7 @@ class Keyword:
     @classmethod
     def of(cls, corpus: Corpus) -> Keyword:
         index = BM25Index()
-        index.add(analyze_all([r.embedding_text() for r in corpus.records]))
+        index.add([analyze(r.embedding_text()) for r in corpus.records])
         return cls(index, [r.id for r in corpus.records])
 
     def search(self, query: str, allowed: list[int]) -> list[KeywordHit]:

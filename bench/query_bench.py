@@ -44,11 +44,14 @@ from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
 from a2a.indexer import Indexer, IndexSummary
 from a2a.query.filters import to_where
 from a2a.query.params import QueryDecisionsParams
-from a2a.query.service import TIE_MARGIN, QueryService
+from a2a.query.service import QueryService
 from a2a.records import DecisionRecord, Reason, Stakes, Status
 from a2a.store import AsyncStore, ChromaDecisionStore
 
-#: Results asked for per query, as a client would (the service fetches LIMIT + TIE_MARGIN).
+#: Extra results the raw-Chroma floor asks for beyond LIMIT, as the service's Chroma-backed
+#: ranking once did to break ties by id (the search index now breaks them itself).
+TIE_MARGIN = 10
+#: Results asked for per query, as a client would (the floor fetches LIMIT + TIE_MARGIN).
 LIMIT = 10
 #: Untimed queries per case before measuring (first touches load the index into memory).
 WARMUP_QUERIES = 5

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_records, percentile
 
-from a2a.decisions.indexed import FixedIndex, IndexTable
+from a2a.decisions.indexed import IndexTable
 from a2a.decisions.params import GetStatsParams
 from a2a.decisions.service import DecisionService
 from a2a.index import IndexedRecord, SearchIndex
@@ -37,6 +37,16 @@ from a2a.store.metadata import as_stored
 
 FILTER = {"category": "security"}
 DIMENSION = 256
+
+
+class FixedIndex:
+    """The one index this bench builds, as an IndexSource (nothing else writes it)."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+
+    async def current(self) -> SearchIndex:
+        return self.index
 
 
 async def run_sync(call):  # type: ignore[no-untyped-def]

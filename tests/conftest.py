@@ -156,6 +156,26 @@ def store(settings: Settings, embedder: Embedder) -> Iterator[ChromaDecisionStor
     store.close()
 
 
+@pytest.fixture(scope="session")
+def sample_store(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> Iterator[ChromaDecisionStore]:
+    """SAMPLE indexed once for the whole run, for tests that only read it.
+
+    A test that writes takes `store` (a fresh one each) instead: a write here would leak
+    into every later test.
+    """
+    data_dir = tmp_path_factory.mktemp("sample-store")
+    store = ChromaDecisionStore(
+        data_dir=data_dir / "chroma",
+        collection=load_settings(data_dir=data_dir).collection,
+        embedding_model=embedder.name,
+    )
+    index_records(store, embedder, SAMPLE)
+    yield store
+    store.close()
+
+
 def index_records(
     store: ChromaDecisionStore, embedder: Embedder, records: list[DecisionRecord]
 ) -> IndexSummary:

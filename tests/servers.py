@@ -66,7 +66,7 @@ def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 60) ->
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise TimeoutError(f"{url} did not answer within {seconds} s")
 
 

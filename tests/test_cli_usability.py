@@ -20,6 +20,7 @@ from tests.servers import cstp, free_port, start_cstp, stop
 
 EXAMPLES = str(REPO / "examples" / "decisions")
 TOKEN = "cli-usability-token-0123456789"
+FAST = "wordllama-l2-supercat-256"
 COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
 RUNNER = CliRunner()
 #: typer's rendering of Python annotations: `<list[Path]>`, `<bool>`, `<int range>`.
@@ -120,7 +121,8 @@ def test_default_url_is_where_serve_binds(host: str, url: str) -> None:
 
 
 def test_index_progress_prints_the_bar_and_the_summary(tmp_path: Path) -> None:
-    result = cstp("index", "--progress", EXAMPLES, env={"CSTP_DATA_DIR": str(tmp_path)})
+    env = {"CSTP_DATA_DIR": str(tmp_path), "CSTP_EMBEDDING_MODEL": FAST}
+    result = cstp("index", "--progress", EXAMPLES, env=env)
     assert result.returncode == 0, result.stderr
     assert re.search(r"indexing .* (\d+)/\1", result.stderr), result.stderr
     assert re.search(r"indexed into .*: \d+ new, 0 updated", result.stderr)

@@ -388,10 +388,11 @@ async def test_redis_that_stops_answering_times_out_into_the_fallback() -> None:
     try:
         assert await admitted(limits)
         process.send_signal(signal.SIGSTOP)
-        started = time.monotonic()
-        assert await admitted(limits)
+        # A hang guard, not a measurement: without Redis' 1 s command timeout the call
+        # would wait forever on the stopped server.
+        async with asyncio.timeout(60):
+            assert await admitted(limits)
         assert limits.storage_down
-        assert time.monotonic() - started < 5
     finally:
         process.send_signal(signal.SIGCONT)
         stop(process)

@@ -30,8 +30,9 @@ def mcp_example() -> str:
 
 
 def run_example(url: str, token: str | None) -> subprocess.CompletedProcess[str]:
-    code = mcp_example().replace("http://127.0.0.1:8000", url)
+    code = mcp_example()
     env = {k: v for k, v in os.environ.items() if k != "CSTP_TOKEN"}
+    env["CSTP_URL"] = url  # as the README has the reader set it
     if token is not None:
         env["CSTP_TOKEN"] = token
     return subprocess.run(
@@ -48,7 +49,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     try:
         for mode, extra in (("off", {}), ("on", {"CSTP_AUTH_TOKENS": f"mcp:{TOKEN}"})):
             port = free_port()
-            env = {"CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")), **extra}
+            env = {
+                "CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")),
+                # the model is not what the example shows: the fast one
+                "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+                **extra,
+            }
             started.append(start_cstp(port, env, "--index", examples))
             urls[mode] = f"http://127.0.0.1:{port}"
         yield urls

@@ -35,25 +35,6 @@ class IndexSource(Protocol):
         ...
 
 
-class FixedIndex:
-    """An IndexSource over one SearchIndex that only this process writes (tests, tools)."""
-
-    def __init__(self, index: SearchIndex) -> None:
-        self.index = index
-
-    async def current(self) -> SearchIndex:
-        """The index as it is."""
-        return self.index
-
-    def apply(self, records: Sequence[IndexedRecord]) -> None:
-        """Upsert `records` into the index."""
-        self.index.upsert(records)
-
-    def forget(self, ids: Sequence[str]) -> None:
-        """Remove `ids` from the index."""
-        self.index.remove(ids)
-
-
 class IndexTable:
     """A DecisionTableSource over the search index's filter columns and `mask(filters)`.
 

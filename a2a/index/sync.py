@@ -195,7 +195,7 @@ class LiveIndex:
         self.index.upsert(records)
 
     def forget(self, ids: Sequence[str]) -> None:
-        """Drop records this process has just deleted from Chroma."""
+        """Drop records this process has just deleted from Chroma (cstp.deleteDecision)."""
         self.index.remove(ids)
 
     def _exact_vectors(self, ids: list[str]) -> npt.NDArray[np.float32]:

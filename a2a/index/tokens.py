@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Sequence
 from typing import Final
 
 import Stemmer
@@ -43,8 +42,3 @@ def analyze_query(text: str) -> tuple[str, ...]:
     analysed for its work estimate (a2a.query.service) and again by its search, and agents
     repeat queries. Thread-safe (functools.lru_cache)."""
     return tuple(analyze(text))
-
-
-def analyze_all(texts: Sequence[str]) -> list[list[str]]:
-    """`analyze` of each text."""
-    return [analyze(text) for text in texts]

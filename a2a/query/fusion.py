@@ -228,18 +228,3 @@ def explain(hit: FusedHit, config: FusionConfig) -> dict[str, Any]:
     if config.method == "rrf":
         components["rrfK"] = config.rrf_k
     return components
-
-
-def reciprocal_rank_fusion(
-    semantic: Sequence[SemanticMatch],
-    keyword: Sequence[KeywordMatch],
-    *,
-    k: int = 60,
-    semantic_weight: float = 1.0,
-    keyword_weight: float = 1.0,
-) -> list[FusedHit]:
-    """Weighted RRF, `fuse` with method `rrf`: score = sum of weight / (k + rank).
-
-    Kept for the query service's current call site; k = 60 is Cormack et al.'s value.
-    """
-    return fuse(semantic, keyword, FusionConfig("rrf", k, semantic_weight, keyword_weight))

@@ -24,8 +24,6 @@ from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
 from a2a.store import AsyncStore
 from a2a.workers import WorkerPool
 
-#: Kept for callers of the Chroma-backed ranking: the index breaks ties by id itself.
-TIE_MARGIN = 10
 #: Work a query of a static embedder may do on the event loop, in multiply-adds of the
 #: semantic scan (rows scored x dimension, ~1 ns each here), BM25's work counted in the same
 #: unit (a2a.index.bm25.BM25Index.work). INLINE_WORK (4,096 rows of 256-d, ~0.1 ms) holds
@@ -347,7 +345,6 @@ def _hits(
 __all__ = [
     "IDLE_INLINE_WORK",
     "INLINE_WORK",
-    "TIE_MARGIN",
     "HybridConfig",
     "KeywordHit",
     "Match",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
-from a2a.store.chroma import ChromaDecisionStore, Hit, StoredRecord
+from a2a.store.chroma import ChromaDecisionStore, StoredRecord
 from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 from a2a.store.interface import DecisionStore
 from a2a.store.lock import EmbeddedStoreLock
@@ -30,7 +30,6 @@ __all__ = [
     "DecisionStore",
     "EmbeddedStoreLock",
     "EmbeddingModelMismatch",
-    "Hit",
     "StoreLocked",
     "StoreUnavailable",
     "StoredDecision",

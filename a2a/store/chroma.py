@@ -111,15 +111,6 @@ def _torn(result: dict[str, Any], include: Sequence[str]) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One query result: record id, its Chroma metadata, cosine distance in [0, 2]."""
-
-    id: str
-    metadata: dict[str, Any]
-    distance: float
-
-
 class ChromaDecisionStore:
     """Decision vectors and metadata in one Chroma collection (cosine space).
 
@@ -137,13 +128,13 @@ class ChromaDecisionStore:
         data_dir: Path | None = None,
         server_url: str | None = None,
         timeout_seconds: float = 10.0,
-        single_core: bool = True,
+        single_core: bool = False,
     ) -> None:
         """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
 
-        `single_core`: pin embedded Chroma's own threads to one CPU core when its client opens
-        and before each write (a2a.store.affinity: its writes cost half as much); no
-        effect on a server.
+        `single_core` (opt-in, CSTP_CHROMA_SINGLE_CORE): pin embedded Chroma's own threads to
+        one CPU core when its client opens and before each write (a2a.store.affinity: its
+        bulk writes cost about half as much); no effect on a server.
         """
         if (data_dir is None) == (server_url is None):
             raise ValueError("give exactly one of data_dir (embedded) or server_url")
@@ -166,31 +157,6 @@ class ChromaDecisionStore:
         return self._server_url or str(self._data_dir)
 
     # -- reads -------------------------------------------------------------------------
-
-    def query(
-        self, embedding: Sequence[float], where: dict[str, Any] | None, n_results: int
-    ) -> list[Hit]:
-        """Up to `n_results` (>= 1) nearest records matching `where`; [] for an empty store."""
-        collection = self._guarded(self._get_collection, create=False)
-        if collection is None:
-            return []
-        result = self._guarded(
-            collection.query,
-            query_embeddings=[list(embedding)],
-            n_results=n_results,
-            where=where,
-            include=["metadatas", "distances"],
-        )
-        ids, metadatas, distances = (
-            result["ids"][0],
-            result["metadatas"][0],
-            result["distances"][0],
-        )
-        return [
-            # float32 rounding can put an identical vector a hair below 0.
-            Hit(id=i, metadata=dict(m or {}), distance=min(max(float(d), 0.0), 2.0))
-            for i, m, d in zip(ids, metadatas, distances, strict=True)
-        ]
 
     def content_hashes(self, ids: Sequence[str]) -> dict[str, str]:
         """Stored content hash of each of `ids` that exists (absent ids are left out)."""

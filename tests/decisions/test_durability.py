@@ -23,7 +23,10 @@ from tests.servers import cstp, free_port, start_chroma, start_cstp, stop
 
 pytestmark = pytest.mark.slow
 
-WRITERS, PER_WRITER = 8, 1000
+#: 2,000 writes in group commits, interleaved with queries in every mode. The test ran with
+#: 8 x 1,000 at first (100 s of the suite for the same property); the throughput is
+#: measured by bench/write_load.py, not here.
+WRITERS, PER_WRITER = 8, 250
 
 
 def decision(writer: int, number: int) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def rpc(http: httpx.Client, method: str, params: dict[str, Any]) -> dict[str, An
     return answer
 
 
-def test_eight_writers_of_a_thousand_while_queries_run_store_exactly_8000_findable(
+def test_eight_concurrent_writers_while_queries_run_store_every_write_findable(
     tmp_path: Path,
 ) -> None:
     failures: list[str] = []

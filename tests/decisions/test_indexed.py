@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from a2a.decisions.indexed import FixedIndex, IndexTable, index_writes
+from a2a.decisions.indexed import IndexTable, index_writes
 from a2a.decisions.params import (
     GetCalibrationParams,
     ListDecisionsParams,
@@ -16,10 +17,30 @@ from a2a.decisions.params import (
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
-from a2a.index import SearchIndex
+from a2a.index import IndexedRecord, SearchIndex
 from a2a.store import AsyncStore, ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 from tests.index.helpers import index_of
+
+
+class FixedIndex:
+    """An IndexSource over one SearchIndex that only this process writes (the tests)."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+
+    async def current(self) -> SearchIndex:
+        """The index as it is."""
+        return self.index
+
+    def apply(self, records: Sequence[IndexedRecord]) -> None:
+        """Upsert `records` into the index."""
+        self.index.upsert(records)
+
+    def forget(self, ids: Sequence[str]) -> None:
+        """Remove `ids` from the index."""
+        self.index.remove(ids)
+
 
 FILTERS: list[dict[str, Any] | None] = [
     None,

@@ -119,9 +119,7 @@ def test_index_stops_after_the_batch_being_written_and_reports_what_it_did(
     tmp_path: Path, chroma: tuple[subprocess.Popen[bytes], str], sig: signal.Signals, code: int
 ) -> None:
     _, chroma_url = chroma
-    store = ChromaDecisionStore(
-        collection="decisions", embedding_model="all-minilm-l6-v2-int8", server_url=chroma_url
-    )
+    store = ChromaDecisionStore(collection="decisions", embedding_model=FAST, server_url=chroma_url)
     batch = 512  # CSTP_INDEX_BATCH_SIZE: small batches keep the run short
     total = 8 * batch
     write_records(tmp_path / "records", total)
@@ -130,6 +128,7 @@ def test_index_stops_after_the_batch_being_written_and_reports_what_it_did(
         "CSTP_CHROMA_URL": chroma_url,
         "CSTP_DATA_DIR": str(tmp_path / "d"),
         "CSTP_INDEX_BATCH_SIZE": str(batch),
+        "CSTP_EMBEDDING_MODEL": FAST,
     }
     process = subprocess.Popen(
         [str(BIN / "cstp"), "index", str(tmp_path / "records")],

@@ -7,20 +7,24 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 import a2a.query.service as service_module
-from a2a.embeddings import Embedder, load_embedder
+from a2a.embeddings import Embedder
 from a2a.embeddings.batching import DynamicBatcher
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
-from tests.conftest import SAMPLE, index_records
-from tests.query.test_inline import FAST, Counted, Undeclared
+from tests.query.test_inline import Counted, Undeclared
+
+
+@pytest.fixture
+def store(fast_store: ChromaDecisionStore) -> ChromaDecisionStore:
+    return fast_store
+
 
 TEXTS = ["database migration", "rate limits", "caching layer", "auth tokens", "queue", "search"]
 
@@ -46,21 +50,6 @@ class Batchable(Undeclared):
             assert self.go.wait(10)
         vectors = np.array([self._inner.embed_query(t) for t in texts], dtype=np.float32)
         yield np.arange(len(texts)), vectors
-
-
-@pytest.fixture(scope="module")
-def fast() -> Embedder:
-    return load_embedder(FAST)
-
-
-@pytest.fixture
-def store(tmp_path: Path, fast: Embedder) -> Iterator[ChromaDecisionStore]:
-    store = ChromaDecisionStore(
-        data_dir=tmp_path / "chroma", collection="decisions", embedding_model=fast.name
-    )
-    index_records(store, fast, SAMPLE)
-    yield store
-    store.close()
 
 
 def params(text: str, mode: str = "semantic") -> QueryDecisionsParams:

@@ -13,7 +13,6 @@ from a2a.query.fusion import (
     explain,
     fuse,
     min_max,
-    reciprocal_rank_fusion,
     theoretical_min_max,
     three_sigma,
 )
@@ -163,11 +162,6 @@ def test_a_repeated_id_takes_its_last_hit_and_leaves_the_others_theirs() -> None
     assert (fused["b"].keyword_rank, fused["b"].bm25) == (3, 1.0)
     assert (fused["x"].semantic_rank, fused["x"].distance) == (2, 0.2)
     assert (fused["y"].semantic_rank, fused["y"].distance) == (3, 0.3)
-
-
-def test_reciprocal_rank_fusion_is_fuse_with_rrf() -> None:
-    old = reciprocal_rank_fusion(SEMANTIC, KEYWORD, k=20, keyword_weight=2.0)
-    assert old == fuse(SEMANTIC, KEYWORD, FusionConfig("rrf", 20, 1.0, 2.0))
 
 
 @pytest.mark.parametrize(

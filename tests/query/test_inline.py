@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
 import pytest
 
 import a2a.query.service as service_module
-from a2a.embeddings import Embedder, is_static, load_embedder
+from a2a.embeddings import Embedder, is_static
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
@@ -20,7 +19,6 @@ from a2a.workers import Saturated, WorkerPool
 from tests.conftest import SAMPLE, index_records
 
 T = TypeVar("T")
-FAST = "wordllama-l2-supercat-256"
 QUERY = QueryDecisionsParams.model_validate({"query": "database migration", "limit": 3})
 
 
@@ -37,19 +35,9 @@ class Undeclared:
         return self._inner.embed_query(text)
 
 
-@pytest.fixture(scope="module")
-def fast() -> Embedder:
-    return load_embedder(FAST)
-
-
 @pytest.fixture
-def store(tmp_path: Path, fast: Embedder) -> Iterator[ChromaDecisionStore]:
-    store = ChromaDecisionStore(
-        data_dir=tmp_path / "chroma", collection="decisions", embedding_model=fast.name
-    )
-    index_records(store, fast, SAMPLE)
-    yield store
-    store.close()
+def store(fast_store: ChromaDecisionStore) -> ChromaDecisionStore:
+    return fast_store
 
 
 @pytest.fixture

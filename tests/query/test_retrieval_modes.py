@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from a2a.embeddings import Embedder
-from a2a.query.fusion import reciprocal_rank_fusion
+from a2a.query.fusion import FusedHit, FusionConfig, fuse
 from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
-from a2a.store import AsyncStore, ChromaDecisionStore, Hit
+from a2a.store import AsyncStore, ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 
 MODES = ["semantic", "keyword", "hybrid"]
@@ -26,9 +27,8 @@ def _service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
 
 
 @pytest.fixture
-def service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
-    index_records(store, embedder, SAMPLE)
-    return _service(store, embedder)
+def service(sample_store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
+    return _service(sample_store, embedder)
 
 
 async def _run(service: QueryService, **params: Any) -> list[dict[str, Any]]:
@@ -160,19 +160,31 @@ async def test_keyword_index_sees_records_written_after_it_was_built(
     ]
 
 
+@dataclass(frozen=True)
+class Hit:
+    """A semantic match: id and cosine distance."""
+
+    id: str
+    distance: float
+
+
+def rrf(
+    semantic: list[Hit], keyword: list[KeywordHit], k: int = 60, sw: float = 1, kw: float = 1
+) -> list[FusedHit]:
+    """Weighted reciprocal rank fusion of the two rankings (`fuse` with method rrf)."""
+    return fuse(semantic, keyword, FusionConfig("rrf", k, sw, kw))
+
+
 def test_rrf_ties_go_by_id_and_ranks_not_scores_decide() -> None:
-    semantic = [Hit("b", {}, 0.1), Hit("a", {}, 0.2)]
+    semantic = [Hit("b", 0.1), Hit("a", 0.2)]
     keyword = [KeywordHit("a", 9.0), KeywordHit("b", 1.0)]
-    fused = reciprocal_rank_fusion(semantic, keyword, k=60)
+    fused = rrf(semantic, keyword, k=60)
     assert [(h.id, h.semantic_rank, h.keyword_rank) for h in fused] == [("a", 2, 1), ("b", 1, 2)]
     assert fused[0].score == fused[1].score
 
 
 def test_rrf_weights_shift_the_order() -> None:
-    semantic = [Hit("s", {}, 0.1)]
+    semantic = [Hit("s", 0.1)]
     keyword = [KeywordHit("k", 3.0)]
-    assert [h.id for h in reciprocal_rank_fusion(semantic, keyword, keyword_weight=2)] == ["k", "s"]
-    assert [h.id for h in reciprocal_rank_fusion(semantic, keyword, semantic_weight=2)] == [
-        "s",
-        "k",
-    ]
+    assert [h.id for h in rrf(semantic, keyword, kw=2)] == ["k", "s"]
+    assert [h.id for h in rrf(semantic, keyword, sw=2)] == ["s", "k"]

@@ -12,13 +12,12 @@ from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
 from a2a.store import AsyncStore, ChromaDecisionStore
-from tests.conftest import SAMPLE, index_records
+from tests.conftest import index_records
 
 
 @pytest.fixture
-def service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
-    index_records(store, embedder, SAMPLE)
-    return QueryService(AsyncStore(store, timeout_seconds=10), embedder, agent_id="emerson")
+def service(sample_store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
+    return QueryService(AsyncStore(sample_store, timeout_seconds=10), embedder, agent_id="emerson")
 
 
 async def _ids(service: QueryService, **params: Any) -> list[str]:

@@ -29,9 +29,8 @@ def _service(
 
 
 @pytest.fixture
-def service(store: ChromaDecisionStore, embedder: Embedder) -> SimilarityService:
-    index_records(store, embedder, SAMPLE)
-    return _service(store)
+def service(sample_store: ChromaDecisionStore) -> SimilarityService:
+    return _service(sample_store)
 
 
 async def _ids(service: SimilarityService, **params: Any) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from a2a.settings import load_settings
 from a2a.store import ChromaDecisionStore
 from a2a.store.affinity import CHROMA_THREADS, pin_chroma_threads
 
@@ -49,6 +50,12 @@ def test_an_embedded_store_puts_chromas_threads_on_the_highest_core(tmp_path: Pa
     assert os.sched_getaffinity(threading.get_native_id()) == allowed
 
 
+def test_pinning_is_off_unless_asked_for() -> None:
+    assert load_settings().chroma_single_core is False
+    store = ChromaDecisionStore(data_dir=Path("unused"), collection="pins", embedding_model="m")
+    assert store._single_core is False
+
+
 def test_single_core_off_leaves_chromas_threads_free(tmp_path: Path) -> None:
     allowed = os.sched_getaffinity(0)
     started = opened(tmp_path, single_core=False)
@@ -70,7 +77,9 @@ def test_threads_chroma_starts_for_concurrent_reads_are_pinned_by_the_next_write
     whose threads, started from ours, were on every core."""
     from a2a.records import DecisionRecord
 
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="pins", embedding_model="m")
+    store = ChromaDecisionStore(
+        data_dir=tmp_path, collection="pins", embedding_model="m", single_core=True
+    )
     store.upsert([DecisionRecord(id=f"r{i}", title=f"t{i}") for i in range(50)], [[1.0, 0.0]] * 50)
     before = set(chroma_threads())
     list(store.pages(readers=4, page_size=5))

@@ -61,9 +61,13 @@ def test_record_without_optional_fields_round_trips(
     store: ChromaDecisionStore, embedder: Embedder
 ) -> None:
     index_records(store, embedder, [DecisionRecord(id="bare", title="Bare")])
-    (hit,) = store.query(embedder.embed_query("bare"), None, 5)
-    assert hit.id == "bare" and decode(hit.id, hit.metadata).title == "Bare"
-    assert set(hit.metadata) == {"content_hash", "record", "updated_at"}
+    (row,) = store.get(ids=["bare"])
+    assert row.id == "bare" and row.decision.title == "Bare"
+    # What Chroma holds, read without our decoding: only the three keys, no empty fields.
+    raw = store._get_collection(create=False).get(ids=["bare"], include=["metadatas"])
+    metadata = raw["metadatas"][0]
+    assert decode("bare", metadata).title == "Bare"
+    assert set(metadata) == {"content_hash", "record", "updated_at"}
 
 
 def test_get_returns_records_by_id_or_where_sorted_by_id(
