@@ -1,35 +1,33 @@
 // The category, stakes and status values the store holds, offered in the filters: a datalist
 // of categories, and the stakes and status boxes the store has values for (with counts).
-// `storeValues` is the one source: today it pages cstp.listDecisions; cstp.getStats (its
-// byCategory and byStatus) can replace it without touching the rest.
+// `storeValues` is the one source: cstp.getStats, answered from the index at any size
+// (byCategory and byStatus; stakes, which getStats does not break down, one filtered call
+// per stakes value).
 
 import { call } from "./api.js";
 import { el, fill } from "./dom.js";
 
-/** Most listDecisions pages read (100 decisions each): the values of a larger store are a sample. */
-const MAX_PAGES = 20;
 const STAKES = ["low", "medium", "high", "critical"];
 const STATUS = ["proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"];
 
-function count(map, value) {
-  if (value !== null && value !== undefined && value !== "") map.set(value, (map.get(value) ?? 0) + 1);
+function counted(rows, key) {
+  return new Map(rows.filter((r) => r[key] !== null && r[key] !== "" && r.decisions > 0)
+    .map((r) => [r[key], r.decisions]));
 }
 
 /** `{category, stakes, status}`: Maps of value -> decisions, from the store. Throws ApiError. */
 export async function storeValues() {
-  const values = { category: new Map(), stakes: new Map(), status: new Map() };
-  let cursor = null;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const result = await call("cstp.listDecisions", cursor ? { limit: 100, cursor } : { limit: 100 });
-    for (const d of result.decisions) {
-      count(values.category, d.category);
-      count(values.stakes, d.stakes);
-      count(values.status, d.status);
-    }
-    cursor = result.nextCursor;
-    if (!cursor) break;
-  }
-  return values;
+  const [all, ...byStakes] = await Promise.all([
+    call("cstp.getStats", {}),
+    ...STAKES.map((stakes) => call("cstp.getStats", { filters: { stakes: [stakes] } })),
+  ]);
+  const stakes = new Map(STAKES.map((value, i) => [value, byStakes[i].decisions])
+    .filter(([, n]) => n > 0));
+  return {
+    category: counted(all.byCategory, "category"),
+    stakes,
+    status: counted(all.byStatus, "status"),
+  };
 }
 
 function boxes(fieldset, name, known, counts) {
