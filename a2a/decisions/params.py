@@ -21,6 +21,11 @@ MAX_ID_CHARS: Final = 200
 MAX_LIST_LIMIT: Final = 100
 #: Longest cursor read: ours are about 150 characters; a bound keeps a huge one cheap.
 MAX_CURSOR_CHARS: Final = 1000
+#: Longest `context` and `decision` texts, and reason text (CONTRACT.md, "Bounded text").
+MAX_TEXT_CHARS: Final = 10_000
+MAX_REASON_CHARS: Final = 1_000
+#: Longest tag; a tag has at least one character.
+MAX_TAG_CHARS: Final = 64
 _DATE_ONLY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
@@ -54,7 +59,7 @@ class ReasonInput(WireModel):
     """One reason: its type (`analysis`, `pattern`, `alternative`, ...) and its text."""
 
     type: Annotated[Text, Field(max_length=100)]
-    text: StrictStr = ""
+    text: Annotated[StrictStr, Field(max_length=MAX_REASON_CHARS)] = ""
 
 
 class DecisionInput(WireModel):
@@ -70,14 +75,15 @@ class DecisionInput(WireModel):
     status: Status | None = None
     outcome: Outcome | None = None
     date: Instant | None = None
-    context: StrictStr | None = None
-    decision: StrictStr | None = None
+    context: Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    decision: Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)] | None = None
     reasons: Annotated[list[ReasonInput], Field(max_length=MAX_REASONS)] = Field(
         default_factory=list
     )
-    tags: Annotated[list[Annotated[Text, Field(max_length=200)]], Field(max_length=MAX_TAGS)] = (
-        Field(default_factory=list)
-    )
+    tags: Annotated[
+        list[Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
+        Field(max_length=MAX_TAGS),
+    ] = Field(default_factory=list)
 
 
 class RecordDecisionParams(WireModel):

@@ -147,7 +147,13 @@ class DecisionService:
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
         ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
-        found = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        try:
+            found = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        except StoreUnavailable:
+            stale = None if table.stale_decisions is None else table.stale_decisions(ids)
+            if stale is None:
+                raise
+            found = stale
         return ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
             decisions=[DecisionMetadata(id=i, **found[i].summary) for i in ids if i in found],

@@ -14,6 +14,7 @@ from a2a.decisions.paging import IdsOf, Rows
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.store import AsyncStore
+from a2a.store.stored import StoredDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,9 @@ class DecisionTable:
     score: npt.NDArray[np.float64]
     categories_of: Callable[[Rows], list[str | None]]
     mask: npt.NDArray[np.bool_]
+    #: For a call whose Chroma read failed: the decisions of the ids asked for, from the
+    #: index (the call marked stale), or None when it may not be answered stale.
+    stale_decisions: Callable[[list[str]], dict[str, StoredDecision] | None] | None = None
 
 
 class DecisionTableSource(Protocol):

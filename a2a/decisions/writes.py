@@ -105,6 +105,10 @@ class BatchWriter:
             else:
                 results.append(_retry_or_conflict(known, item))
         log.debug("group commit: %d of %d records to write", len(writes), len(batch))
+        if any(result is False for result in results):
+            # An identical retry may follow a write Chroma stored whose revision change
+            # failed (-32003): change it now, so every replica's index finds the record.
+            await self._run(self._store.sync.touch)
         if not writes:
             return results
         documents = [w.document or w.record.embedding_text() for _, w in writes]

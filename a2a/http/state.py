@@ -171,6 +171,7 @@ def live_index(settings: Settings, store: ChromaDecisionStore) -> LiveIndex:
         timeout_seconds=settings.chroma_timeout_seconds,
         margin_ms=round(settings.index_freshness_margin_seconds * 1000),
         vector_dtype=settings.index_vector_dtype,
+        stale_seconds=settings.stale_reads_seconds,
     )
 
 
