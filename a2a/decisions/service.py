@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from a2a.decisions.calibration import calibrate
+from a2a.decisions.claims import CreationClaims
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.locks import KeyedLocks
@@ -80,6 +81,7 @@ class DecisionService:
         new_id: Callable[[], str] = new_decision_id,
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
+        claims: CreationClaims | None = None,
     ) -> None:
         self._store = store
         self._table = table
@@ -87,7 +89,7 @@ class DecisionService:
         self._clock = clock
         self._new_id = new_id
         self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
-        writer = BatchWriter(store, embedder, run, on_write, finish)
+        writer = BatchWriter(store, embedder, run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )

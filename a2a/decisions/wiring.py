@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TypeVar
 
+from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
 from a2a.decisions.service import DecisionService
@@ -45,4 +46,5 @@ def decision_service(
         run=run,
         on_write=None if index is None else index_writes(index, finish),
         finish=finish,
+        claims=CreationClaims.from_uri(settings.rate_limit_storage, settings.collection),
     )

@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar
 
 import anyio.to_thread
 
+from a2a.decisions.claims import CreationClaims
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
@@ -76,8 +77,10 @@ class BatchWriter:
         run: Runner = in_thread,
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
+        claims: CreationClaims | None = None,
     ) -> None:
         self._store = store
+        self._claims = claims
         self._embedder = embedder
         self._run = run
         self._finish = finish or run
@@ -158,6 +161,17 @@ class BatchWriter:
                 kept[1].append(mine)
             else:
                 results[slot] = _retry_or_conflict(found, item)
+        claims = self._claims
+        if claims is not None and kept[0]:
+            # Another replica may have read back an identical record as its own: the
+            # first to claim it in the shared Redis is its creator (a2a.decisions.claims).
+            keys = [
+                (writes[n][1].record.id, d.content_hash or "") for n, d in zip(*kept, strict=True)
+            ]
+            granted = await self._finish(lambda: claims.claim(keys))
+            for n, won in zip(kept[0], granted, strict=True):
+                if not won:
+                    results[writes[n][0]] = False
         return kept
 
 
