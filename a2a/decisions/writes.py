@@ -128,7 +128,9 @@ class BatchWriter:
                 [vectors[n] for n in rows],
                 only_new=only_new,
             )
-            stored_as = await run(write)
+            # The first write within the Chroma deadline and slots (a2a.store.AsyncStore):
+            # a hung Chroma gives -32003 in time. Once part is stored, never refused.
+            stored_as = await (self._store.call(write) if run is self._run else run(write))
             run = self._finish
             if only_new:
                 rows, stored_as = await self._claimed(writes, rows, stored_as, results)
