@@ -4,7 +4,10 @@ writes). One Chroma server and one `cstp serve` for the module; the outage test 
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +82,41 @@ def test_text_at_its_bound_is_stored(stack: tuple[str, Any]) -> None:
     }
     answer = call(url, "cstp.recordDecision", {"decision": decision})
     assert answer["result"]["created"] is True, answer
+
+
+def test_a_frozen_chroma_gives_stale_reads_and_minus_32003_never_minus_32005(
+    stack: tuple[str, Any],
+) -> None:
+    """Issue 25 edge 5: with Chroma SIGSTOPped, concurrent calls got -32005 (the worker
+    threads all held by hung Chroma calls). Now reads answer stale and the rest -32003."""
+    url, chroma = stack
+    assert call(url, "cstp.recordDecision", {"decision": {"title": "Before the freeze"}})["result"][
+        "created"
+    ]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("cstp.queryDecisions", {"query": "freeze"}),
+        ("cstp.recordDecision", {"decision": {"title": "During the freeze"}}),
+        ("cstp.getDecision", {"id": "stale-none"}),
+        ("cstp.listDecisions", {}),
+    ] * 6
+    answers: list[tuple[str, dict[str, Any]]] = []
+    os.kill(chroma.pid, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(len(calls)) as pool:
+            answers = list(
+                zip(
+                    [m for m, _ in calls],
+                    pool.map(lambda c: call(url, c[0], c[1]), calls),
+                    strict=True,
+                )
+            )
+    finally:
+        os.kill(chroma.pid, signal.SIGCONT)
+    for method, answer in answers:
+        if method in ("cstp.queryDecisions", "cstp.listDecisions"):
+            assert "since" in answer["result"]["stale"], (method, answer)
+        else:
+            assert answer["error"]["code"] == -32003, (method, answer)
 
 
 def test_reads_answer_stale_while_chroma_is_away_and_writes_refuse(
