@@ -11,6 +11,7 @@ from a2a.decisions.methods import decision_methods
 from a2a.decisions.service import DecisionService
 from a2a.docs.method import search_docs_method
 from a2a.docs.service import DocsSearchService
+from a2a.index.staleness import with_stale_mark
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
 from a2a.query.service import QueryService
@@ -60,7 +61,7 @@ def build_methods(
         "cstp.queryDecisions": Method(
             name="cstp.queryDecisions",
             params_model=QueryDecisionsParams,
-            handler=query_decisions,
+            handler=with_stale_mark(query_decisions),
             summary="Decisions semantically close to a query, narrowed by structured filters.",
             result_schema=QueryDecisionsResult.model_json_schema(by_alias=True),
             errors=STORE_METHOD_ERRORS,
@@ -109,7 +110,7 @@ def find_similar_decisions_method(similar: SimilarityService) -> Method:
     return Method(
         name="cstp.findSimilarDecisions",
         params_model=FindSimilarDecisionsParams,
-        handler=find_similar_decisions,
+        handler=with_stale_mark(find_similar_decisions),
         summary="Prior decisions structurally like a proposal or a stored decision.",
         result_schema=FindSimilarDecisionsResult.model_json_schema(by_alias=True),
         errors=STORE_METHOD_ERRORS,

@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     collection: str = Field(default="decisions", min_length=3, max_length=63)
     embedding_model: str = DEFAULT_MODEL
     chroma_timeout_seconds: PositiveSeconds = 10.0
+    #: Reads answered from the loaded index this long after the last successful check with
+    #: Chroma while it is unreachable, marked `stale` (docs/availability.md); 0: off.
+    stale_reads_seconds: float = Field(default=300.0, ge=0, allow_inf_nan=False)
     #: Opt-in: embedded Chroma's own threads on one CPU core (a2a.store.affinity: its bulk
     #: writes cost about half as much here). Off by default: it sets the affinity of threads
     #: it finds by Chroma's thread names, a process-wide effect that a chromadb release

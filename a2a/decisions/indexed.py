@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -50,7 +51,21 @@ class IndexTable:
     async def table(self, filters: QueryFilters | None) -> DecisionTable:
         """The rows passing `filters`; raises StoreUnavailable when the index cannot load."""
         index = await self._source.current()
-        return await self._run(lambda: _snapshot(index, filters))
+        table = await self._run(lambda: _snapshot(index, filters))
+        stale_read = getattr(self._source, "stale_read", None)
+        if stale_read is None:
+            return table
+
+        def stale_decisions(ids: list[str]) -> dict[str, StoredDecision] | None:
+            if not stale_read():
+                return None
+            with index.reading():
+                rows = [(i, index.row_of(i)) for i in ids]
+                found = [(i, r) for i, r in rows if r is not None]
+                records = index.records([r for _, r in found])
+            return {i: d for (i, _), d in zip(found, records, strict=True)}
+
+        return dataclasses.replace(table, stale_decisions=stale_decisions)
 
 
 def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable:

@@ -25,6 +25,7 @@ from a2a.decisions.results import (
     StatsResult,
 )
 from a2a.decisions.service import DecisionService
+from a2a.index.staleness import with_stale_mark
 from a2a.query.results import DecisionMetadata
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
@@ -126,7 +127,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         Method(
             name="cstp.listDecisions",
             params_model=ListDecisionsParams,
-            handler=list_decisions,
+            handler=with_stale_mark(list_decisions),
             summary="Decisions in date order, filtered, a page at a time (keyset cursor).",
             result_schema=ListDecisionsResult.model_json_schema(by_alias=True),
             errors=READ_ERRORS,
@@ -135,7 +136,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         Method(
             name="cstp.getCalibration",
             params_model=GetCalibrationParams,
-            handler=get_calibration,
+            handler=with_stale_mark(get_calibration),
             summary="How well confidence matched outcomes: Brier score, reliability bins.",
             result_schema=CalibrationResult.model_json_schema(by_alias=True),
             errors=READ_ERRORS,

@@ -24,8 +24,13 @@ MAX_LIST_LIMIT: Final = 100
 MAX_CURSOR_CHARS: Final = 1000
 #: Most ids in one of `supersedes` / `relatedTo` (CONTRACT.md, Lifecycle: Links).
 MAX_LINKS: Final = 20
-#: Longest `reason` of an update or a delete (CONTRACT.md, Lifecycle).
+#: Longest `reason` of an update or a delete, and a reason's text (CONTRACT.md, Lifecycle;
+#: "Bounded text").
 MAX_REASON_CHARS: Final = 1000
+#: Longest `context` and `decision` texts (CONTRACT.md, "Bounded text").
+MAX_TEXT_CHARS: Final = 10_000
+#: Longest tag; a tag has at least one character.
+MAX_TAG_CHARS: Final = 64
 _DATE_ONLY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
@@ -59,7 +64,7 @@ class ReasonInput(WireModel):
     """One reason: its type (`analysis`, `pattern`, `alternative`, ...) and its text."""
 
     type: Annotated[Text, Field(max_length=100)]
-    text: StrictStr = ""
+    text: Annotated[StrictStr, Field(max_length=MAX_REASON_CHARS)] = ""
 
 
 class DecisionInput(WireModel):
@@ -75,14 +80,15 @@ class DecisionInput(WireModel):
     status: Status | None = None
     outcome: Outcome | None = None
     date: Instant | None = None
-    context: StrictStr | None = None
-    decision: StrictStr | None = None
+    context: Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    decision: Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)] | None = None
     reasons: Annotated[list[ReasonInput], Field(max_length=MAX_REASONS)] = Field(
         default_factory=list
     )
-    tags: Annotated[list[Annotated[Text, Field(max_length=200)]], Field(max_length=MAX_TAGS)] = (
-        Field(default_factory=list)
-    )
+    tags: Annotated[
+        list[Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
+        Field(max_length=MAX_TAGS),
+    ] = Field(default_factory=list)
     supersedes: Annotated[list[DecisionId], Field(max_length=MAX_LINKS)] = Field(
         default_factory=list
     )

@@ -11,6 +11,7 @@ import numpy as np
 
 from a2a.auth.scopes import Scopes
 from a2a.decisions.calibration import calibrate
+from a2a.decisions.claims import CreationClaims
 from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.drift import drift
@@ -86,6 +87,7 @@ class DecisionService:
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
         on_delete: Forget | None = None,
+        claims: CreationClaims | None = None,
     ) -> None:
         self._store = store
         self._table = table
@@ -93,7 +95,7 @@ class DecisionService:
         self._clock = clock
         self._new_id = new_id
         self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
-        writer = BatchWriter(store, embedder, run, on_write, finish)
+        writer = BatchWriter(store, embedder, run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )
@@ -171,7 +173,13 @@ class DecisionService:
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
         ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
-        found = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        try:
+            found = {row.id: row.decision for row in await self._store.get(ids=ids)}
+        except StoreUnavailable:
+            stale = None if table.stale_decisions is None else table.stale_decisions(ids)
+            if stale is None:
+                raise
+            found = stale
         return ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
             decisions=[DecisionMetadata(id=i, **found[i].summary) for i in ids if i in found],

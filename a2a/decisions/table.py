@@ -14,6 +14,7 @@ from a2a.decisions.paging import IdsOf, Rows
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.store import AsyncStore
+from a2a.store.stored import StoredDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,10 @@ class DecisionTable:
     #: `coded(name)` for `category`, `status`, `outcome`, `recorded_by`: one code per row
     #: (-1 when absent) and the value of each code (cstp.getStats counts codes, not strings).
     coded: Callable[[str], Coded] = lambda name: Coded(np.zeros(0, np.int64), [])
+
+    #: For a call whose Chroma read failed: the decisions of the ids asked for, from the
+    #: index (the call marked stale), or None when it may not be answered stale.
+    stale_decisions: Callable[[list[str]], dict[str, StoredDecision] | None] | None = None
 
     def labels(self, name: str, rows: Rows) -> list[str | None]:
         """The value of coded column `name` at each of `rows` (None where absent)."""

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
 from a2a.decisions.service import DecisionService
@@ -38,10 +39,15 @@ def decision_service(
 
     table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
 
+    claims = CreationClaims.from_uri(settings.rate_limit_storage, settings.collection)
+
     async def forget(ids: Sequence[str]) -> None:
-        """Deleted ids out of the search index, before the answer (never refused: done)."""
+        """Deleted ids out of the search index and their creation claims released, before
+        the answer (never refused: done)."""
         if index is not None:
             await finish(lambda: index.forget(ids))
+        if claims is not None:
+            await finish(lambda: claims.release(list(ids)))
 
     return DecisionService(
         store,
@@ -52,4 +58,5 @@ def decision_service(
         on_write=None if index is None else index_writes(index, finish),
         finish=finish,
         on_delete=forget,
+        claims=claims,
     )

@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar
 
 import anyio.to_thread
 
+from a2a.decisions.claims import CreationClaims
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
@@ -76,8 +77,10 @@ class BatchWriter:
         run: Runner = in_thread,
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
+        claims: CreationClaims | None = None,
     ) -> None:
         self._store = store
+        self._claims = claims
         self._embedder = embedder
         self._run = run
         self._finish = finish or run
@@ -105,6 +108,10 @@ class BatchWriter:
             else:
                 results.append(_retry_or_conflict(known, item))
         log.debug("group commit: %d of %d records to write", len(writes), len(batch))
+        if any(result is False for result in results):
+            # An identical retry may follow a write Chroma stored whose revision change
+            # failed (-32003): change it now, so every replica's index finds the record.
+            await self._run(self._store.sync.touch)
         if not writes:
             return results
         documents = [w.document or w.record.embedding_text() for _, w in writes]
@@ -121,7 +128,9 @@ class BatchWriter:
                 [vectors[n] for n in rows],
                 only_new=only_new,
             )
-            stored_as = await run(write)
+            # The first write within the Chroma deadline and slots (a2a.store.AsyncStore):
+            # a hung Chroma gives -32003 in time. Once part is stored, never refused.
+            stored_as = await (self._store.call(write) if run is self._run else run(write))
             run = self._finish
             if only_new:
                 rows, stored_as = await self._claimed(writes, rows, stored_as, results)
@@ -154,6 +163,17 @@ class BatchWriter:
                 kept[1].append(mine)
             else:
                 results[slot] = _retry_or_conflict(found, item)
+        claims = self._claims
+        if claims is not None and kept[0]:
+            # Another replica may have read back an identical record as its own: the
+            # first to claim it in the shared Redis is its creator (a2a.decisions.claims).
+            keys = [
+                (writes[n][1].record.id, d.content_hash or "") for n, d in zip(*kept, strict=True)
+            ]
+            granted = await self._finish(lambda: claims.claim(keys))
+            for n, won in zip(kept[0], granted, strict=True):
+                if not won:
+                    results[writes[n][0]] = False
         return kept
 
 

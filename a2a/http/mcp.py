@@ -33,12 +33,15 @@ from starlette.types import Message, Receive, Scope, Send
 
 from a2a.auth.caller import caller_of
 from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.limits.headers import rate_limit_headers
 from a2a.observability.calls import CallLog
 from a2a.observability.middleware import elapsed, request_id_of
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method
 from a2a.rpc.pipeline import Outcome, Pipeline
 
+#: Scope key of the outcomes of an /mcp request, for its rate-limit headers.
+OUTCOMES_KEY = "cstp.outcomes"
 #: Methods not offered as tools: `rpc.*` is JSON-RPC's own discovery; MCP has tools/list.
 RESERVED_PREFIX = "rpc."
 
@@ -93,6 +96,9 @@ def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> S
         call = CallContext(caller.agent, request_id_of(scope), caller.scopes)
         arguments = params.arguments if isinstance(params.arguments, dict) else None
         outcome = await pipeline.call(params.name, arguments, call)
+        outcomes = scope.get(OUTCOMES_KEY)
+        if isinstance(outcomes, list):
+            outcomes.append(outcome)
         calls.record(
             [outcome],
             door="mcp",
@@ -177,8 +183,10 @@ class McpEndpoint:
         except BodyTimeout:
             await timed_out(settings.body_timeout_seconds)(scope, receive, send)
             return
+        message: Any = None
         try:
-            refusal = envelope_error(await state.dispatcher.parse(body))
+            message = await state.dispatcher.parse(body)
+            refusal = envelope_error(message)
         except protocol.ParseError as exc:
             refusal = protocol.failure(
                 None, protocol.PARSE_ERROR, "Parse error", {"reason": str(exc)}
@@ -186,7 +194,35 @@ class McpEndpoint:
         if refusal is not None:
             await JSONResponse(refusal, status_code=400)(scope, receive, send)
             return
-        await state.mcp.handle_request(scope, _replay(body, receive), send)
+        outcomes: list[Outcome] = []
+        scope[OUTCOMES_KEY] = outcomes
+        method = message.get("method") if isinstance(message, dict) else None
+        if isinstance(method, str) and method != "tools/call":
+            # Every request counts against the caller's limits, not only tool calls
+            # (CONTRACT.md: /mcp counts tools/list, ping, initialize as /cstp rpc.discover).
+            caller = caller_of(scope)
+            ctx = CallContext(caller.agent, request_id_of(scope), caller.scopes)
+            counted = await state.pipeline.count(method, ctx)
+            outcomes.append(counted)
+            if counted.error is not None:
+                state.calls.record(
+                    [counted],
+                    door="mcp",
+                    agent=caller.agent,
+                    request_id=ctx.request_id,
+                    status=200,
+                    seconds=elapsed(scope),
+                )
+                error = protocol.failure(
+                    message.get("id"),
+                    counted.error.code,
+                    counted.error.message,
+                    counted.error.data,
+                )
+                headers = rate_limit_headers(outcomes)
+                await JSONResponse(error, headers=headers)(scope, receive, send)
+                return
+        await state.mcp.handle_request(scope, _replay(body, receive), _with_headers(send, outcomes))
 
 
 def envelope_error(message: Any) -> dict[str, Any] | None:
@@ -209,6 +245,21 @@ def envelope_error(message: Any) -> dict[str, Any] | None:
             exc.id, protocol.INVALID_REQUEST, "Invalid Request", {"reason": str(exc)}
         )
     return None
+
+
+def _with_headers(send: Send, outcomes: list[Outcome]) -> Send:
+    """A send that adds the rate-limit headers of `outcomes` (a2a.limits.headers) to the
+    response, as /cstp sends them."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            extra = [
+                (k.lower().encode(), v.encode()) for k, v in rate_limit_headers(outcomes).items()
+            ]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

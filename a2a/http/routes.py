@@ -99,6 +99,8 @@ async def ready(request: Request) -> Response:
         return _not_ready("saturated")
     except StoreUnavailable as exc:
         log.warning("not ready: %s", exc)
+        if state.index.stale_window_open():
+            return _not_ready("serving stale")
         return _not_ready("chroma unreachable")
     except EmbeddingModelMismatch as exc:
         log.error("not ready: %s", exc)
@@ -117,6 +119,7 @@ async def metrics(request: Request) -> Response:
     state = state_of(request)
     timeout = min(METRICS_STORE_TIMEOUT_SECONDS, state.settings.chroma_timeout_seconds)
     await state.metrics.refresh_store(state.store.count, timeout)
+    state.metrics.stale_since.set(state.index.stale_since or 0)
     return Response(state.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 

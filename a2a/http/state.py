@@ -180,6 +180,7 @@ def live_index(
         model=settings.embedding_model,
         dimension=dimension,
         snapshot_min_records=settings.index_snapshot_min_records,
+        stale_seconds=settings.stale_reads_seconds,
     )
 
 

@@ -25,6 +25,7 @@ from a2a.index.search_index import (
     SearchIndex,
 )
 from a2a.index.snapshot import SnapshotRefused, SnapshotStamp, load_index, write_snapshot
+from a2a.index.staleness import mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
 from a2a.store import DecisionStore, StoreUnavailable
 from a2a.store.chroma import READERS, StoredPage
@@ -78,7 +79,11 @@ class LiveIndex:
         snapshot_min_records: int = 0,
         graph_min_rows: int | None = GRAPH_MIN_ROWS,
         graph_min_fraction: float = GRAPH_MIN_FRACTION,
+        stale_seconds: float = 300.0,
     ) -> None:
+        """`stale_seconds`: how long after the last successful check with Chroma a call
+        inside a2a.index.staleness.stale_allowed() is answered from the loaded index while
+        Chroma cannot be reached (0: never; CSTP_STALE_READS_SECONDS)."""
         self._store = store
         exact = self._exact_vectors if vector_dtype != "float32" else None
         self._index_options = {
@@ -107,6 +112,11 @@ class LiveIndex:
         self._changed: asyncio.Event | None = None
         self._check: asyncio.Task[None] | None = None
         self._check_started = 0.0
+        self._stale_seconds = stale_seconds
+        #: Epoch seconds of the last successful check with Chroma (load or refresh).
+        self._checked_at: float | None = None
+        #: True when the last check with Chroma failed.
+        self._failing = False
 
     @property
     def status(self) -> Status:
@@ -152,12 +162,50 @@ class LiveIndex:
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._saver, return_exceptions=True)
 
+    @property
+    def stale_since(self) -> float | None:
+        """Epoch seconds of the last successful check with Chroma while this index answers
+        stale reads (the last check failed, within the stale window), else None."""
+        return self._checked_at if self._failing and self.stale_window_open() else None
+
+    def stale_window_open(self) -> bool:
+        """True when a stale read may be answered now: loaded, stale reads on, and the last
+        successful check with Chroma within the window."""
+        checked = self._checked_at
+        return (
+            self._loaded
+            and self._stale_seconds > 0
+            and checked is not None
+            and time.time() - checked <= self._stale_seconds
+        )
+
+    def stale_read(self) -> bool:
+        """For a call whose Chroma read just failed: True (and the call marked stale) when
+        it may be answered from the index instead (stale_allowed, window open)."""
+        self._failing = True
+        if not (may_answer_stale() and self.stale_window_open()):
+            return False
+        assert self._checked_at is not None
+        mark_stale(self._checked_at)
+        return True
+
     async def current(self) -> SearchIndex:
         """The index, loaded and fresh with every write acknowledged before this call.
 
         Waits while the index loads. Raises StoreUnavailable when Chroma cannot be read
-        (the load failing, or the freshness check): CSTP -32003.
+        (the load failing, or the freshness check): CSTP -32003. Inside
+        a2a.index.staleness.stale_allowed(), a loaded index is returned instead while the
+        stale window is open, and the call is marked stale (mark_stale).
         """
+        try:
+            index = await self._current()
+        except StoreUnavailable:
+            if not self.stale_read():
+                raise
+            return self.index
+        return index
+
+    async def _current(self) -> SearchIndex:
         self.start()
         assert self._changed is not None and self._retry_now is not None
         self._raise_fault()
@@ -230,6 +278,7 @@ class LiveIndex:
                 self._signal(None)
                 raise
             self._loaded = True
+            self._checked(ok=True)
             self._signal(None)
             self._maintain()
             return
@@ -378,9 +427,30 @@ class LiveIndex:
 
     # -- freshness -------------------------------------------------------------------------
 
+    def _checked(self, *, ok: bool) -> None:
+        self._failing = not ok
+        if ok:
+            self._checked_at = time.time()
+
+    def _check_done(self, check: asyncio.Task[None]) -> None:
+        failed = check.cancelled() or check.exception() is not None
+        self._checked(ok=not failed)
+
     async def _fresh(self) -> None:
         if self._store.revision_in_memory and self._store.revision() == self._revision:
+            self._checked(ok=True)
             return  # this process is the only writer and nothing changed: no thread hop
+        check = self._check
+        if (
+            self._failing
+            and check is not None
+            and not check.done()
+            and may_answer_stale()
+            and self.stale_window_open()
+        ):
+            # Chroma failed the last check and the next is under way: a stale answer now,
+            # rather than a wait of up to a deadline for each read while Chroma is away.
+            raise StoreUnavailable("Chroma failed the last check; the next is under way")
         arrived = time.monotonic()
         while True:
             check = self._check
@@ -401,6 +471,8 @@ class LiveIndex:
             self._check = asyncio.get_running_loop().create_task(
                 anyio.to_thread.run_sync(self.refresh)
             )
+            # Also retrieves the failure of a check nobody waits for any longer.
+            self._check.add_done_callback(self._check_done)
             return await self._wait(self._check)
 
     async def _wait(self, check: asyncio.Task[None]) -> None:

@@ -79,6 +79,12 @@ class Metrics:
             "1 when Chroma answered the last scrape's count, else 0.",
             registry=self.registry,
         )
+        self.stale_since = Gauge(
+            "cstp_stale_reads_since",
+            "While reads are answered stale (Chroma unreachable): epoch seconds of the last "
+            "successful check with Chroma; 0 when reads are fresh.",
+            registry=self.registry,
+        )
         self.decisions.set(-1)
         # The labelled children of `calls`, by (method, code): `labels()` validates and locks
         # on every call, and both labels come from small closed sets (served methods, codes).

@@ -56,9 +56,10 @@ class Method:
             raise InvalidParams([FieldError("params", "must be an object of named params")])
         if params and len(params) > len(accepted_keys(self.params_model)):
             raise InvalidParams(unknown_key_errors(params, accepted_keys(self.params_model)))
-        if params and count_values(params, MAX_PARAMS_VALUES) > MAX_PARAMS_VALUES:
+        over = values_over(params, MAX_PARAMS_VALUES) if params else None
+        if over is not None:
             reason = f"more than {MAX_PARAMS_VALUES} values in all; no method takes that many"
-            raise InvalidParams([FieldError("params", reason)])
+            raise InvalidParams([FieldError(over, reason)])
         try:
             return self.params_model.model_validate(params or {})
         except ValidationError as exc:
@@ -72,21 +73,34 @@ MAX_FIELD_ERRORS = 50
 MAX_PARAMS_VALUES = 2_000
 
 
-def count_values(value: dict[str, Any] | list[Any], stop_at: int) -> int:
-    """Object members plus array items in `value`, at any depth; the walk ends past `stop_at`.
+def values_over(value: dict[str, Any] | list[Any], stop_at: int) -> str | None:
+    """None when `value` holds at most `stop_at` object members plus array items at any
+    depth; else the dotted path (`decision.tags`, "params" for the top level) of the
+    container whose members pass the count. The walk ends there.
 
     Containers are found with `map(type, ...)`, so a container of scalars costs one C pass.
     """
-    total, level = 0, [value]
+    total, level = 0, [("", value)]
     while level:
-        item = level.pop()
+        path, item = level.pop()
         total += len(item)
         if total > stop_at:
-            return total
+            return path or "params"
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
         children = item.values() if isinstance(item, dict) else item
         if not _CONTAINERS.isdisjoint(map(type, children)):
-            level.extend(child for child in children if type(child) in _CONTAINERS)
-    return total
+            level.extend(
+                (_child_path(path, key), child)
+                for key, child in pairs
+                if type(child) in _CONTAINERS
+            )
+    return None
+
+
+def _child_path(path: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{str(key)[:100]}" if path else str(key)[:100]
 
 
 _CONTAINERS = frozenset({dict, list})

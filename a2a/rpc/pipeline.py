@@ -75,6 +75,16 @@ class Pipeline:
         """The same pipeline, behind the same limits, over another table (a door's subset)."""
         return Pipeline(methods, self._admission)
 
+    async def count(self, method: str, ctx: CallContext) -> Outcome:
+        """Count a request that is not a method call (an MCP `tools/list`, `ping`,
+        `initialize`) against the caller's limits: an Outcome with the quotas, and the
+        -32002 error when a limit refuses it."""
+        try:
+            quotas = await self._admission.admit(method, ctx)
+        except RateLimited as exc:
+            return Outcome(method, error=to_error_object(exc), quotas=tuple(exc.quotas))
+        return Outcome(method, quotas=tuple(quotas))
+
     async def call(
         self, method: str, params: dict[str, Any] | list[Any] | None, ctx: CallContext
     ) -> Outcome:

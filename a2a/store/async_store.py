@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from a2a.store.chroma import StoredRecord
 from a2a.store.errors import StoreUnavailable
 from a2a.store.interface import DecisionStore
-from a2a.workers import WorkerPool
+from a2a.workers import Saturated, WorkerPool
 
 T = TypeVar("T")
+#: Worker threads Chroma calls never hold all of (see AsyncStore._chroma_slots).
+CHROMA_FREE_THREADS = 2
 
 
 class AsyncStore:
@@ -35,6 +41,15 @@ class AsyncStore:
         self.workers = workers or WorkerPool(threads=8, queue=1_000_000, max_wait_seconds=3600)
         self._timeout = timeout_seconds
         self._on_error = on_error or (lambda kind: None)
+        self._failed_at = -math.inf
+        self._slots: asyncio.Semaphore | None = None
+
+    def _chroma_slots(self) -> asyncio.Semaphore:
+        """At most all but CHROMA_FREE_THREADS of the pool's threads in Chroma calls at
+        once: a hung Chroma leaves threads for reads answered from the index."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(max(1, self.workers.threads - CHROMA_FREE_THREADS))
+        return self._slots
 
     async def get(
         self,
@@ -67,12 +82,56 @@ class AsyncStore:
         """See ChromaDecisionStore.delete."""
         await self._run(lambda: self.sync.delete(ids))
 
-    async def _run(self, call: Callable[[], T], refusable: bool = True) -> T:
+    async def _in_slot(self, call: Callable[[], T], refusable: bool) -> T:
+        """`call()` in a worker thread holding a Chroma slot until the thread is done (a
+        hung call keeps its slot past the caller's deadline)."""
+        slots = self._chroma_slots()
+        await slots.acquire()
+        loop = asyncio.get_running_loop()
+        turn = threading.Lock()
+        state = {"started": False, "abandoned": False}
+
+        def held() -> T:
+            with turn:
+                if state["abandoned"]:  # the caller gave up (and the slot) before we ran
+                    raise StoreUnavailable("Chroma call abandoned before it started")
+                state["started"] = True
+            try:
+                return call()
+            finally:
+                loop.call_soon_threadsafe(slots.release)
+
         try:
-            return await self.workers.run(call, deadline_seconds=self._timeout, refusable=refusable)
+            return await self.workers.run(held, deadline_seconds=self._timeout, refusable=refusable)
+        finally:
+            with turn:
+                if not state["started"]:
+                    state["abandoned"] = True
+                    slots.release()
+
+    async def call(self, call: Callable[[], T]) -> T:
+        """`call()` (blocking, on Chroma) as the other calls here: within the timeout,
+        in a Chroma slot; StoreUnavailable when Chroma fails or hangs."""
+        return await self._run(call)
+
+    async def _run(self, call: Callable[[], T], refusable: bool = True) -> T:
+        # The whole call, wait for a thread included, within the Chroma timeout: when Chroma
+        # hangs, its calls hold the threads and the next ones wait for Chroma, not for load
+        # (CONTRACT.md: no call waits on Chroma longer than the timeout + 1 s; never -32005).
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await self._in_slot(call, refusable)
+        except Saturated:
+            if time.monotonic() - self._failed_at > 2 * self._timeout:
+                raise
+            # Chroma failed or hung a moment ago: the threads are held by its calls.
+            self._on_error("timeout")
+            raise StoreUnavailable("Chroma is not answering; its calls hold the workers") from None
         except StoreUnavailable:
+            self._failed_at = time.monotonic()
             self._on_error("failure")
             raise
         except TimeoutError:
+            self._failed_at = time.monotonic()
             self._on_error("timeout")
             raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s") from None

@@ -380,10 +380,11 @@ class ChromaDecisionStore:
                     embeddings=vectors[start:end],
                     metadatas=metadatas[start:end],
                 )
+            # Inside the failure handling: a write stored but not announced is bumped again.
+            self._bump_revision(collection)
         except BaseException:
             self._bump_after_failure(collection)
             raise
-        self._bump_revision(collection)
         return [stored_of(r, m) for r, m in zip(records, kept, strict=True)]
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -399,6 +400,13 @@ class ChromaDecisionStore:
             self._bump_after_failure(collection)
             raise
         self._bump_revision(collection)
+
+    def touch(self) -> None:
+        """Change the revision marker, so that every search index looks again (a retry of
+        a write that may have been stored without its marker change: issue 25)."""
+        collection = self._guarded(self._get_collection, create=False)
+        if collection is not None:
+            self._bump_revision(collection)
 
     def _bump_after_failure(self, collection: Any) -> None:
         """A write failed, but earlier chunks (or the failed call itself) may have landed:

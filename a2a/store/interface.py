@@ -104,6 +104,10 @@ class DecisionStore(Protocol):
         """Remove `ids` (absent ids are ignored)."""
         ...
 
+    def touch(self) -> None:
+        """Change the revision marker (no record changes)."""
+        ...
+
     def close(self) -> None:
         """Drop the connection; the next call connects again."""
         ...

@@ -74,3 +74,26 @@ async def test_mcp_tool_calls_enforce_scopes_and_reach_metrics_and_the_access_lo
     lines = [r.__dict__ for r in caplog.records if r.name == "a2a.access"]
     mcp = [(line["agent"], line["code"]) for line in lines if line["door"] == "mcp"]
     assert mcp == [("reader", "-32004"), ("writer", "ok")]
+
+
+def test_every_mcp_request_counts_against_the_callers_limits(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Issue 25 edge 4: tools/list, ping and initialize bypassed the limits (1,998 tools/list
+    replies in 5 s under 5/minute). Now the sixth request of a minute gets -32002."""
+    settings = load_settings(
+        data_dir=tmp_path / "data", auth_tokens=TOKENS, rate_limit_default="5/minute"
+    )
+    headers = {**MCP_HEADERS, "Authorization": "Bearer reader-token-1"}
+    bodies = [
+        {"jsonrpc": "2.0", "id": n, "method": method, "params": {}}
+        for n, method in enumerate(["tools/list", "ping", "tools/list", "ping", "tools/list"])
+    ]
+    with live_server(settings, embedder) as url, httpx.Client(headers=headers) as http:
+        answers = [http.post(f"{url}/mcp", json=body) for body in bodies]
+        sixth = http.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+    assert [a.status_code for a in answers] == [200] * 5
+    assert all("result" in a.json() for a in answers), [a.text for a in answers]
+    assert [a.headers["X-RateLimit-Remaining"] for a in answers] == ["4", "3", "2", "1", "0"]
+    assert sixth.json()["error"]["code"] == -32002, sixth.text
+    assert sixth.json()["id"] == 9 and int(sixth.headers["Retry-After"]) >= 1

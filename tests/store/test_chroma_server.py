@@ -50,6 +50,7 @@ async def test_server_killed_mid_test_gives_32003_then_recovers_on_restart(
         data_dir=tmp_path / "unused",
         chroma_url=f"http://127.0.0.1:{chroma_port}",
         chroma_timeout_seconds=5,
+        stale_reads_seconds=0,  # stale reads off: -32003 (tests/decisions/test_availability.py)
     )
     server = start_chroma(chroma_path, chroma_port)
     try:

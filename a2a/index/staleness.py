@@ -1,0 +1,75 @@
+"""Stale reads: which calls may be answered from the loaded index while Chroma is away.
+
+CONTRACT.md section "Availability of reads and the honesty of writes": queryDecisions,
+findSimilarDecisions, listDecisions and getCalibration answer from the loaded index when
+Chroma cannot be reached, for up to CSTP_STALE_READS_SECONDS after the last successful
+check, with `"stale": {"since": "<RFC 3339 UTC>"}` in the result. A call opts in by running
+inside `stale_allowed()`; the index (a2a.index.sync.LiveIndex) marks the call when it answers
+stale. Calls outside it (writes, getDecision) get StoreUnavailable (-32003) as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+P = TypeVar("P")
+
+
+@dataclass(slots=True)
+class StaleRead:
+    """One call's mark: `since` (epoch seconds of the last successful check with Chroma)
+    once the call was answered from an index Chroma could not confirm, else None."""
+
+    since: float | None = None
+
+
+_CALL: ContextVar[StaleRead | None] = ContextVar("cstp_stale_read", default=None)
+
+
+@contextmanager
+def stale_allowed() -> Iterator[StaleRead]:
+    """The block's reads may be answered stale; the yielded mark says whether one was."""
+    mark = StaleRead()
+    token = _CALL.set(mark)
+    try:
+        yield mark
+    finally:
+        _CALL.reset(token)
+
+
+def may_answer_stale() -> bool:
+    """True inside `stale_allowed()`."""
+    return _CALL.get() is not None
+
+
+def mark_stale(since: float) -> None:
+    """Record that the current call is answered from the index as of `since` (epoch s)."""
+    mark = _CALL.get()
+    if mark is not None:
+        mark.since = since if mark.since is None else min(mark.since, since)
+
+
+def rfc3339(epoch_seconds: float) -> str:
+    """`2026-12-02T18:04:05Z`: UTC, to the second."""
+    return datetime.fromtimestamp(int(epoch_seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def with_stale_mark(
+    handler: Callable[[P, Any], Awaitable[dict[str, Any]]],
+) -> Callable[[P, Any], Awaitable[dict[str, Any]]]:
+    """A method handler that may be answered stale, with `stale.since` in its result then
+    (and no `stale` key in a fresh answer)."""
+
+    async def marked(params: P, ctx: Any) -> dict[str, Any]:
+        with stale_allowed() as mark:
+            result = await handler(params, ctx)
+        if mark.since is not None:
+            result = {**result, "stale": {"since": rfc3339(mark.since)}}
+        return result
+
+    return marked
