@@ -31,22 +31,32 @@ from a2a.cli_options import (
     Url,
 )
 
-Ids = Annotated[list[str] | None, typer.Option(help="A decision id; repeat for several.")]
+Ids = Annotated[
+    list[str] | None, typer.Option(metavar="ID", help="A decision id; repeat for several.")
+]
 
 
 def update(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
-    reason: Annotated[str, typer.Option(help="Why it changes (kept in the history).")],
+    reason: Annotated[
+        str, typer.Option(metavar="WHY", help="Why it changes (kept in the history).")
+    ],
     changes: Annotated[
         str | None,
         typer.Option(metavar="FILE|-", help="YAML or JSON mapping of changes, by wire name."),
     ] = None,
-    title: Annotated[str | None, typer.Option(help="New title.")] = None,
-    category: Annotated[str | None, typer.Option(help="New category.")] = None,
-    confidence: Annotated[float | None, typer.Option(help="New confidence, in [0, 1].")] = None,
-    stakes: Annotated[str | None, typer.Option(help="New stakes.")] = None,
-    status: Annotated[str | None, typer.Option(help="New status.")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="The tags; repeat (replaces all).")] = None,
+    title: Annotated[str | None, typer.Option(metavar="TITLE", help="New title.")] = None,
+    category: Annotated[str | None, typer.Option(metavar="CATEGORY", help="New category.")] = None,
+    confidence: Annotated[
+        float | None, typer.Option(metavar="0..1", help="New confidence, in [0, 1].")
+    ] = None,
+    stakes: Annotated[
+        str | None, typer.Option(metavar="low|medium|high|critical", help="New stakes.")
+    ] = None,
+    status: Annotated[str | None, typer.Option(metavar="STATUS", help="New status.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option(metavar="TAG", help="The tags; repeat (replaces all).")
+    ] = None,
     supersedes: Ids = None,
     related_to: Ids = None,
     url: Url = None,
@@ -83,7 +93,9 @@ def update(
 
 def delete(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
-    reason: Annotated[str, typer.Option(help="Why it is deleted (logged, not stored).")],
+    reason: Annotated[
+        str, typer.Option(metavar="WHY", help="Why it is deleted (logged, not stored).")
+    ],
     url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
@@ -143,11 +155,15 @@ def stats(
 
 
 def drift(
-    recent_days: Annotated[int | None, typer.Option(help="Recent window (1..365 days).")] = None,
-    baseline_days: Annotated[
-        int | None, typer.Option(help="Baseline window before it (1..3650 days).")
+    recent_days: Annotated[
+        int | None, typer.Option(metavar="DAYS", help="Recent window (1..365 days).")
     ] = None,
-    group_by: Annotated[str | None, typer.Option(help="category (default) or agent.")] = None,
+    baseline_days: Annotated[
+        int | None, typer.Option(metavar="DAYS", help="Baseline window before it (1..3650 days).")
+    ] = None,
+    group_by: Annotated[
+        str | None, typer.Option(metavar="category|agent", help="category (default) or agent.")
+    ] = None,
     category: Category = None,
     status: Status = None,
     stakes: Stakes = None,

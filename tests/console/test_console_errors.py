@@ -30,6 +30,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any
         "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
         "CSTP_RATE_LIMITS": "cstp.queryDecisions=2/minute",
         "CSTP_CHROMA_TIMEOUT_SECONDS": "3",
+        # The errors under test: with stale reads on, a search while Chroma is away would be
+        # answered from the loaded index instead (docs/availability.md).
+        "CSTP_STALE_READS_SECONDS": "0",
     }
     server = start_cstp(port, env)
     try:

@@ -265,6 +265,7 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
         "maxDistance": False,
         "explain": False,
         "exact": False,
+        "recencyHalfLifeDays": False,
     }
     assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32005}
 
