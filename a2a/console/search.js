@@ -72,6 +72,14 @@ function clearResults() {
   delete results.dataset.total;
   showNote("match-note", null);
   showNote("search-note", null);
+  showNote("stale-note", null);
+}
+
+/** The note of an answer served from the replica's memory while Chroma is away
+(CONTRACT.md, Availability of reads: `stale.since`). */
+function staleNote(stale) {
+  if (!stale) return null;
+  return `Chroma is unreachable: this answer comes from this replica's memory, as of ${stale.since}. Decisions recorded since may be missing.`;
 }
 
 async function search(event) {
@@ -92,6 +100,7 @@ async function search(event) {
     const note = result.note ? null : matchNote(result.decisions, params.maxDistance, config);
     showNote("match-note", note?.text, note?.kind);
     showNote("search-note", result.note);
+    showNote("stale-note", staleNote(result.stale), result.stale ? "stale" : null);
     results.dataset.total = String(result.total);
     fill(status, `${result.total} decision${result.total === 1 ? "" : "s"} in ${result.queryTimeMs} ms`);
     status.dataset.state = "done";

@@ -1,7 +1,8 @@
 """The console shows when to retry (-32002) and that the store is down (-32003), for real.
 
 A `cstp serve` on a `chroma run` server that is then stopped, with a limit of two searches a
-minute: the first search after the stop meets the dead store, the third the rate limit.
+minute: the first search after the stop meets the dead store, the third the rate limit. With
+stale reads on, a search while Chroma is away is answered from memory, and the page says so.
 """
 
 from __future__ import annotations
@@ -64,3 +65,46 @@ def test_store_down_then_rate_limited(service: tuple[str, Any]) -> None:
         code, retry_after = error_after_search(page)
     assert code == "-32002"
     assert retry_after is not None and 0 < float(retry_after) <= 60
+
+
+@pytest.fixture(scope="module")
+def stale_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """A `cstp serve` on a `chroma run` server, stale reads on (the default)."""
+    require_chromium()
+    folder: Path = tmp_path_factory.mktemp("console-stale")
+    chroma_port, port = free_port(), free_port()
+    chroma = start_chroma(folder / "chroma", chroma_port)
+    env = {
+        "CSTP_DATA_DIR": str(folder / "data"),
+        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
+        "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
+        "CSTP_CHROMA_TIMEOUT_SECONDS": "3",
+    }
+    server = start_cstp(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}", chroma
+    finally:
+        stop(server)
+        stop(chroma)
+
+
+def search_done(page: Any) -> None:
+    page.click("#search-submit")
+    page.wait_for_selector("#search-status[data-state='done']", state="attached")
+
+
+def test_an_answer_from_memory_while_chroma_is_away_says_so(stale_service: tuple[str, Any]) -> None:
+    url, chroma = stale_service
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{url}/console")
+        page.fill("#token", TOKEN)
+        page.click("#token-use")
+        page.fill("#q", "which message broker")
+        search_done(page)
+        assert page.is_hidden("#stale-note")  # a fresh answer carries no note
+        stop(chroma)
+        search_done(page)
+        assert page.is_visible("#stale-note")
+        assert page.get_attribute("#stale-note", "data-kind") == "stale"
+        assert "memory" in page.inner_text("#stale-note")
