@@ -135,9 +135,20 @@ def test_an_update_needs_scope_write(server: Served) -> None:
     assert answer["error"]["data"] == {"requiredScope": "write"}
 
 
+def test_an_update_to_the_values_already_stored_keeps_no_history_entry(server: Served) -> None:
+    # Seen in CI: a writer setting the confidence the record already had left no entry.
+    url = server.url
+    record(url, "up-same", confidence=0.5)
+    assert update(url, "up-same", {"confidence": 0.5})["confidence"] == 0.5
+    assert get(url, "up-same")["history"] == []
+    update(url, "up-same", {"confidence": 0.6}, reason="changed")
+    assert [e["reason"] for e in get(url, "up-same")["history"]] == ["changed"]
+
+
 def test_eight_concurrent_updaters_all_land_in_the_history_in_order(server: Served) -> None:
     url = server.url
-    record(url, "up-race", confidence=0.5)
+    # 0.05 is none of the writers' values n / 10: every update is a change, in any order.
+    record(url, "up-race", confidence=0.05)
     answers: list[dict[str, Any]] = []
 
     def writer(n: int) -> None:
@@ -153,7 +164,7 @@ def test_eight_concurrent_updaters_all_land_in_the_history_in_order(server: Serv
     history = get(url, "up-race")["history"]
     assert sorted(e["reason"] for e in history) == [f"writer {n}" for n in range(1, 9)]
     # In order: each change starts from the value the one before it left.
-    values = [0.5] + [e["changes"]["confidence"][1] for e in history]
+    values = [0.05] + [e["changes"]["confidence"][1] for e in history]
     assert [e["changes"]["confidence"][0] for e in history] == values[:-1]
     assert [e["at"] for e in history] == sorted(e["at"] for e in history)
     assert get(url, "up-race")["confidence"] == values[-1]
