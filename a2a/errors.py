@@ -51,11 +51,21 @@ class MissingScope(Exception):
         self.required = required
 
 
+class TenantNotGranted(Exception):
+    """The caller's token does not grant the tenant a call names, whether or not it exists
+    (CSTP -32004, `requiredTenant`; CONTRACT.md, Tenants)."""
+
+    def __init__(self, tenant: str) -> None:
+        super().__init__("this token does not grant the tenant the call names")
+        self.tenant = tenant
+
+
 __all__ = [
     "FieldError",
     "InvalidParams",
     "MissingScope",
     "RateLimited",
     "StoreUnavailable",
+    "TenantNotGranted",
     "Unauthorized",
 ]

@@ -78,6 +78,13 @@ def build_methods(
     if decisions is not None:
         methods.update(decision_methods(decisions))
 
+    methods["rpc.discover"] = discover_method(methods)
+    return methods
+
+
+def discover_method(methods: dict[str, Method]) -> Method:
+    """rpc.discover: the OpenRPC document of `methods` as the table is at the first call
+    (rpc.discover itself included once added)."""
     document: list[protocol.RawJson] = []
 
     async def discover(params: NoParams, ctx: CallContext) -> protocol.RawJson:
@@ -87,7 +94,7 @@ def build_methods(
             document.append(protocol.RawJson.of(openrpc_document(methods, __version__)))
         return document[0]
 
-    methods["rpc.discover"] = Method(
+    return Method(
         name="rpc.discover",
         params_model=NoParams,
         handler=discover,
@@ -96,7 +103,6 @@ def build_methods(
         errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
         examples=({},),
     )
-    return methods
 
 
 def find_similar_decisions_method(similar: SimilarityService) -> Method:

@@ -137,7 +137,10 @@ class Settings(BaseSettings):
     # <data_dir>/index/<collection>; replicas may share one, read-only for all but one),
     # and the records from which one is written (below it a load from Chroma is quick).
     index_snapshot_dir: Path | None = None
-    index_snapshot_min_records: int = Field(default=20_000, ge=0)
+    index_snapshot_min_records: int = Field(default=2_000, ge=0)
+    # Tenants (CONTRACT.md, Tenants): the loaded indexes' memory past which the least
+    # recently used tenants' are evicted (MiB; None: never evicted).
+    index_memory_mib: int | None = Field(default=None, ge=1)
     # Auth and rate limits (README section Agents, tokens and rate limits).
     auth_tokens: AuthTokens = None
     auth_tokens_file: TokenFile = None

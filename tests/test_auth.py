@@ -21,6 +21,7 @@ from a2a.auth.tokens import (
 )
 from a2a.embeddings import Embedder
 from a2a.settings import Settings, SettingsError, load_settings
+from a2a.tenants.grants import DEFAULT_ONLY
 from tests.conftest import app_client, rpc_call
 
 TOKENS = "alice:alice-token-1,bob:bob-token-2"
@@ -226,8 +227,8 @@ def test_scopes_are_a_third_part_joined_by_plus_and_default_to_read() -> None:
         ("writer", ["write"]),
     ]
     table = TokenTable(entries)
-    assert table.lookup("tok-1") == ("planner", frozenset({"read", "write"}))
-    assert table.lookup("tok-2") == ("auditor", frozenset({"read"}))
+    assert table.lookup("tok-1") == ("planner", frozenset({"read", "write"}), DEFAULT_ONLY)
+    assert table.lookup("tok-2") == ("auditor", frozenset({"read"}), DEFAULT_ONLY)
 
 
 def test_tokens_file_takes_scopes_one_entry_per_line(tmp_path: Path) -> None:

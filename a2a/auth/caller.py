@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from starlette.types import Scope as AsgiScope
 
 from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
+from a2a.tenants.grants import DEFAULT_ONLY, OPEN, Grant
 
 #: `scope["state"]` key of the Caller (Starlette's `request.state.caller`).
 CALLER_KEY = "caller"
@@ -23,10 +24,12 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """The calling agent id and the scopes its token grants (all of them with auth off)."""
+    """The calling agent id, the scopes its token grants and the tenants it may use (all
+    of them with auth off)."""
 
     agent: str
     scopes: Scopes
+    tenants: Grant = DEFAULT_ONLY
 
 
 #: The caller of a request nobody identified (never reached with the middleware installed).
@@ -84,8 +87,9 @@ def _is_ip(text: str) -> bool:
 
 
 def anonymous(scope: AsgiScope, proxies: TrustedProxies) -> Caller:
-    """The caller with auth off: its client address, every scope (development mode)."""
-    return Caller(proxies.client_address(scope), SCOPES)
+    """The caller with auth off: its client address, every scope and tenant (development
+    mode)."""
+    return Caller(proxies.client_address(scope), SCOPES, OPEN)
 
 
 def caller_of(scope: AsgiScope) -> Caller:

@@ -1,5 +1,5 @@
-"""Agent tokens: parsing `agent:token[:scopes]` entries and looking a presented token up in
-constant time."""
+"""Agent tokens: parsing `agent:token[:scopes[:tenants]]` entries and looking a presented
+token up in constant time."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
+from a2a.tenants.grants import DEFAULT_ONLY, Grant
 
 if TYPE_CHECKING:
     from a2a.settings import Settings
@@ -30,20 +31,24 @@ class TokenFormatError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TokenEntry:
-    """One configured token: the agent it names and the scopes it grants (CONTRACT.md, Scopes)."""
+    """One configured token: the agent it names, the scopes it grants (CONTRACT.md, Scopes)
+    and the tenants it may use (CONTRACT.md, Tenants)."""
 
     agent: str
     token: str
     scopes: Scopes = READ_ONLY
+    tenants: Grant = DEFAULT_ONLY
 
 
 def parse_entries(lines: Iterable[str], where: str) -> list[TokenEntry]:
-    """Entries from `agent:token` or `agent:token:read+write` lines; blank and `#` lines skipped.
+    """Entries from `agent:token`, `agent:token:read+write` or `agent:token:read:acme|globex`
+    lines (tenants: names joined by `|`, or `*` for every tenant); blank and `#` lines
+    skipped.
 
-    An entry without scopes has `read` only. `where` names the source in errors
-    ("entry", "line"). Raises TokenFormatError for an entry without `:`, a bad agent id, a
-    token that is not an RFC 6750 b64token, or an unknown scope; the message never contains
-    the token.
+    An entry without scopes has `read` only; without tenants, tenant `default` only.
+    `where` names the source in errors ("entry", "line"). Raises TokenFormatError for an
+    entry without `:`, a bad agent id, a token that is not an RFC 6750 b64token, an unknown
+    scope or a bad tenant name; the message never contains the token.
     """
     entries = []
     for number, raw in enumerate(lines, start=1):
@@ -53,7 +58,7 @@ def parse_entries(lines: Iterable[str], where: str) -> list[TokenEntry]:
         agent, sep, rest = (part.strip() for part in line.partition(":"))
         token, _, scope_text = (part.strip() for part in rest.partition(":"))
         if not sep or not token:
-            raise TokenFormatError(f"{where} {number}: expected agent:token or agent:token:scopes")
+            raise TokenFormatError(f"{where} {number}: expected agent:token[:scopes[:tenants]]")
         if not _AGENT.fullmatch(agent):
             raise TokenFormatError(
                 f"{where} {number}: agent id {agent!r} must be letters, digits, '.', '_', '@', '-'"
@@ -62,7 +67,14 @@ def parse_entries(lines: Iterable[str], where: str) -> list[TokenEntry]:
             raise TokenFormatError(
                 f"{where} {number} (agent {agent}): token has characters a bearer token cannot"
             )
-        entries.append(TokenEntry(agent, token, _scopes(scope_text, f"{where} {number}")))
+        scope_text, _, tenant_text = scope_text.partition(":")
+        try:
+            tenants = Grant.parse(tenant_text)
+        except ValueError as exc:
+            raise TokenFormatError(f"{where} {number} (agent {agent}): {exc}") from None
+        entries.append(
+            TokenEntry(agent, token, _scopes(scope_text.strip(), f"{where} {number}"), tenants)
+        )
     return entries
 
 
@@ -117,7 +129,11 @@ class TokenTable:
                 )
             if known.scopes != entry.scopes:
                 raise TokenFormatError(f"one token of agent {entry.agent} has two sets of scopes")
-        self._entries = [(digest, entry.agent, entry.scopes) for digest, entry in table.items()]
+            if known.tenants != entry.tenants:
+                raise TokenFormatError(f"one token of agent {entry.agent} has two sets of tenants")
+        self._entries = [
+            (digest, entry.agent, entry.scopes, entry.tenants) for digest, entry in table.items()
+        ]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -125,16 +141,16 @@ class TokenTable:
     @property
     def agents(self) -> set[str]:
         """Every agent id that has at least one token."""
-        return {agent for _, agent, _ in self._entries}
+        return {agent for _, agent, _, _ in self._entries}
 
-    def lookup(self, token: str | None) -> tuple[str, Scopes] | None:
-        """`(agent id, scopes)` of this token, or None (also for None and "")."""
+    def lookup(self, token: str | None) -> tuple[str, Scopes, Grant] | None:
+        """`(agent id, scopes, tenants)` of this token, or None (also for None and "")."""
         presented = _digest(token or "")
         found = None
-        for digest, agent, scopes in self._entries:
+        for digest, agent, scopes, tenants in self._entries:
             # No early exit: the time taken does not depend on which token matched.
             if hmac.compare_digest(digest, presented):
-                found = (agent, scopes)
+                found = (agent, scopes, tenants)
         return found
 
     def agent_for(self, token: str | None) -> str | None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from a2a.auth.scopes import Scopes
 from a2a.decisions.calibration import calibrate
@@ -57,6 +59,32 @@ ID_BYTES = 10
 def new_decision_id() -> str:
     """A fresh id: `dec-` and 80 random bits in hex."""
     return f"dec-{secrets.token_hex(ID_BYTES)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """Scored decisions as columns, one entry per decision: confidence and outcome score in
+    [0, 1], category, recording agent, date (epoch seconds, NaN when undated)."""
+
+    confidence: npt.NDArray[np.float64]
+    score: npt.NDArray[np.float64]
+    categories: list[str | None]
+    agents: list[str | None]
+    date_epoch: npt.NDArray[np.float64]
+
+
+def calibration_of(parts: Sequence[Scored], bins: int) -> CalibrationResult:
+    """getCalibration's result over the decisions of every one of `parts` together."""
+    return CalibrationResult.of(
+        calibrate(
+            np.concatenate([p.confidence for p in parts]),
+            np.concatenate([p.score for p in parts]),
+            [c for p in parts for c in p.categories],
+            bins,
+            agents=[a for p in parts for a in p.agents],
+            date_epoch=np.concatenate([p.date_epoch for p in parts]),
+        )
+    )
 
 
 def utc_now() -> datetime:
@@ -190,18 +218,21 @@ class DecisionService:
 
     async def get_calibration(self, params: GetCalibrationParams) -> CalibrationResult:
         """Brier score, reliability bins and per-category scores of the filtered decisions."""
+        return calibration_of([await self.scored(params)], params.bins)
+
+    async def scored(self, params: GetCalibrationParams) -> Scored:
+        """The filtered decisions that have both a confidence and an outcome score, as
+        columns (getCalibration's input; org-level calibration joins several tenants')."""
         table = await self._table.table(params.filters)
         rows = np.flatnonzero(table.mask)
         scored = rows[~np.isnan(table.confidence[rows]) & ~np.isnan(table.score[rows])]
-        result = calibrate(
+        return Scored(
             table.confidence[scored],
             table.score[scored],
             table.categories_of(scored),
-            params.bins,
-            agents=table.labels("recorded_by", scored),
-            date_epoch=table.date_epoch[scored],
+            table.labels("recorded_by", scored),
+            table.date_epoch[scored],
         )
-        return CalibrationResult.of(result)
 
     async def get_stats(self, params: GetStatsParams) -> StatsResult:
         """Counts of the filtered decisions by month x outcome, category, status, agent."""

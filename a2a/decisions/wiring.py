@@ -14,12 +14,18 @@ from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
 from a2a.settings import Settings
 from a2a.store import AsyncStore
+from a2a.tenants.names import DEFAULT_TENANT
 
 T = TypeVar("T")
 
 
 def decision_service(
-    settings: Settings, store: AsyncStore, embedder: Embedder, index: IndexSource | None = None
+    settings: Settings,
+    store: AsyncStore,
+    embedder: Embedder,
+    index: IndexSource | None = None,
+    tenant: str = DEFAULT_TENANT,
+    collection: str | None = None,
 ) -> DecisionService:
     """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
     pool (a Chroma server call is bounded by the client's own timeout).
@@ -39,7 +45,7 @@ def decision_service(
 
     table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
 
-    claims = CreationClaims.from_uri(settings.rate_limit_storage, settings.collection)
+    claims = CreationClaims.from_uri(settings.rate_limit_storage, collection or settings.collection)
 
     async def forget(ids: Sequence[str]) -> None:
         """Deleted ids out of the search index and their creation claims released, before

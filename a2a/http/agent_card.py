@@ -121,5 +121,5 @@ def _skill(method: Method, auth_on: bool) -> dict[str, Any]:
 
 def _minimal_params(method: Method) -> dict[str, Any]:
     """Required string params filled with a placeholder: an example for a method without one."""
-    schema = method.params_model.model_json_schema(by_alias=True)
+    schema = method.params_schema()
     return {name: "..." for name in schema.get("required", [])}

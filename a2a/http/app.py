@@ -109,7 +109,7 @@ def create_app(
                 yield
         finally:
             if state is not None:
-                await state.index.stop()
+                await state.tenants.stop()
                 state.close()
             elif runtime is not None:
                 runtime.close()

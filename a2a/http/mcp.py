@@ -51,7 +51,7 @@ def tool_for(method: Method) -> types.Tool:
     return types.Tool(
         name=method.name,
         description=f"{method.summary} (token scope: {method.scope})",
-        input_schema=method.params_model.model_json_schema(by_alias=True),
+        input_schema=method.params_schema(),
         output_schema=method.result_schema or None,
     )
 
@@ -93,7 +93,7 @@ def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> S
         request = ctx.request
         scope: Scope = request.scope if isinstance(request, Request) else {"type": "http"}
         caller = caller_of(scope)
-        call = CallContext(caller.agent, request_id_of(scope), caller.scopes)
+        call = CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
         arguments = params.arguments if isinstance(params.arguments, dict) else None
         outcome = await pipeline.call(params.name, arguments, call)
         outcomes = scope.get(OUTCOMES_KEY)
@@ -201,7 +201,7 @@ class McpEndpoint:
             # Every request counts against the caller's limits, not only tool calls
             # (CONTRACT.md: /mcp counts tools/list, ping, initialize as /cstp rpc.discover).
             caller = caller_of(scope)
-            ctx = CallContext(caller.agent, request_id_of(scope), caller.scopes)
+            ctx = CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
             counted = await state.pipeline.count(method, ctx)
             outcomes.append(counted)
             if counted.error is not None:

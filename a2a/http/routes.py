@@ -49,7 +49,7 @@ async def rpc(request: Request) -> Response:
     except BodyTimeout:
         return _refused(request, state, timed_out(settings.body_timeout_seconds))
     caller = caller_of(request.scope)
-    ctx = CallContext(caller.agent, request_id_of(request.scope), caller.scopes)
+    ctx = CallContext(caller.agent, request_id_of(request.scope), caller.scopes, caller.tenants)
     reply = await state.dispatcher.dispatch(body, ctx)
     headers = rate_limit_headers(reply.outcomes)
     if reply.body is None:
@@ -120,6 +120,7 @@ async def metrics(request: Request) -> Response:
     timeout = min(METRICS_STORE_TIMEOUT_SECONDS, state.settings.chroma_timeout_seconds)
     await state.metrics.refresh_store(state.store.count, timeout)
     state.metrics.stale_since.set(state.index.stale_since or 0)
+    state.metrics.tenants_loaded(len(state.tenants.loaded()))
     return Response(state.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 

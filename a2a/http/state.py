@@ -10,16 +10,19 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import HTTPConnection
 
 from a2a import __version__
+from a2a.app.org import org_methods
+from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
+from a2a.docs.method import search_docs_method
 from a2a.docs.service import docs_service
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.http.mcp import mcp_server, session_manager
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
-from a2a.methods import build_methods
+from a2a.methods import build_methods, discover_method
 from a2a.observability.calls import CallLog
 from a2a.observability.metrics import Metrics
 from a2a.query.fusion import FusionConfig
@@ -30,7 +33,8 @@ from a2a.rpc.pipeline import Pipeline
 from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store import AsyncStore, ChromaDecisionStore, open_store
+from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 from a2a.workers import WorkerPool
 
 
@@ -55,8 +59,10 @@ class AppState:
     pipeline: Pipeline
     dispatcher: Dispatcher
     mcp: StreamableHTTPSessionManager
-    #: The in-process search index every read method answers from (a2a.index).
+    #: The default tenant's search index (a2a.index): /ready waits for it.
     index: LiveIndex
+    #: Every tenant this replica serves (a2a.app.tenants).
+    tenants: Tenants
     #: Concurrent queries' embeddings in shared model calls (None: the model is not batchable).
     batcher: DynamicBatcher | None = None
     #: Agent cards already served, by (base URL, shape).
@@ -101,44 +107,54 @@ def build_state(
     workers = WorkerPool(
         settings.worker_threads, settings.worker_queue, settings.worker_queue_timeout_seconds
     )
-    store = AsyncStore(
-        runtime.store, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
-    )
     try:
         docs = docs_service(settings.docs_catalog)
     except CatalogError as exc:
         raise StartupError(str(exc)) from None
-    index = live_index(settings, runtime.store, getattr(runtime.embedder, "dimension", None))
     batcher = query_batcher(
         runtime.embedder,
         settings.worker_queue,
         settings.worker_queue_timeout_seconds,
         on_batch=metrics.query_batch_size.observe,
     )
-    methods = build_methods(
-        QueryService(
-            store,
-            runtime.embedder,
-            settings.agent_id,
-            hybrid=hybrid_config(settings),
-            index=index,
-            workers=workers,
-            default_mode=settings.default_retrieval_mode,
-            batcher=batcher,
-        ),
-        SimilarityService(
-            store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
-        ),
-        docs,
-        decisions=decision_service(settings, store, runtime.embedder, index=index),
+
+    def build(tenant: str) -> TenantStack:
+        chroma = (
+            runtime.store
+            if tenant == DEFAULT_TENANT
+            else open_store(settings, collection_of(settings.collection, tenant))
+        )
+        return tenant_stack(tenant, settings, runtime, chroma, workers, metrics, batcher)
+
+    async def existing() -> list[str]:
+        names = await workers.run(runtime.store.collection_names)
+        return [t for t in (tenant_of(settings.collection, n) for n in names) if t is not None]
+
+    methods = {"cstp.searchDocs": search_docs_method(docs)}
+    tenants = Tenants(
+        build,
+        methods,
+        existing,
+        memory_budget=None
+        if settings.index_memory_mib is None
+        else settings.index_memory_mib * 1024 * 1024,
+        metrics=metrics,
     )
+    default = tenants.stack(DEFAULT_TENANT)
+    # The table calls are checked against: every tenant's methods have the same names,
+    # params, scopes and schemas as the default tenant's.
+    methods.update(default.methods)
+    methods["cstp.listTenants"] = list_tenants_method(tenants)
+    methods["rpc.discover"] = discover_method(methods)
+    store, index = default.services.store, default.index
     methods.update((method.name, method) for method in extra_methods)
     metrics.served = frozenset(methods)
     try:
         rate_limits = RateLimits.from_settings(settings, methods)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    pipeline = Pipeline(methods, rate_limits)
+    tenants.org = org_methods(tenants, methods, settings.agent_id)
+    pipeline = Pipeline(methods, rate_limits, tenants)
     return AppState(
         settings=settings,
         runtime=runtime,
@@ -160,17 +176,64 @@ def build_state(
             mcp_server(pipeline, calls, "cstp", __version__), settings.max_body_bytes
         ),
         index=index,
+        tenants=tenants,
         batcher=batcher,
     )
 
 
+def tenant_stack(
+    tenant: str,
+    settings: Settings,
+    runtime: Runtime,
+    chroma: ChromaDecisionStore,
+    workers: WorkerPool,
+    metrics: Metrics,
+    batcher: DynamicBatcher | None,
+) -> TenantStack:
+    """The parts of one tenant on its collection `chroma`: store, search index (not yet
+    loading), services and method table (queryDecisions, findSimilarDecisions and the
+    decision methods)."""
+    store = AsyncStore(
+        chroma, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
+    )
+    index = live_index(settings, chroma, getattr(runtime.embedder, "dimension", None), tenant)
+    query = QueryService(
+        store,
+        runtime.embedder,
+        settings.agent_id,
+        hybrid=hybrid_config(settings),
+        index=index,
+        workers=workers,
+        default_mode=settings.default_retrieval_mode,
+        batcher=batcher,
+    )
+    similar = SimilarityService(
+        store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
+    )
+    decisions = decision_service(
+        settings, store, runtime.embedder, index, tenant, chroma.collection_name
+    )
+    methods = build_methods(query, similar, None, decisions)
+    del methods["rpc.discover"]  # one for the service, in the table calls are checked against
+    return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
+
+
 def live_index(
-    settings: Settings, store: ChromaDecisionStore, dimension: int | None = None
+    settings: Settings,
+    store: ChromaDecisionStore,
+    dimension: int | None = None,
+    tenant: str = DEFAULT_TENANT,
 ) -> LiveIndex:
     """The search index of `store` as the settings configure it (not yet loading), with
-    snapshots in CSTP_INDEX_SNAPSHOT_DIR (default <data_dir>/index/<collection>) of
-    vectors of `dimension` (the embedder's)."""
-    snapshots = settings.index_snapshot_dir or settings.data_dir / "index" / settings.collection
+    snapshots of vectors of `dimension` (the embedder's) in CSTP_INDEX_SNAPSHOT_DIR
+    (default <data_dir>/index/<collection>; another tenant's in its `tenants/<name>`
+    folder, by default <data_dir>/index/<its collection>)."""
+    if settings.index_snapshot_dir is None:
+        snapshots = settings.data_dir / "index" / store.collection_name
+    elif tenant == DEFAULT_TENANT:
+        snapshots = settings.index_snapshot_dir
+    else:
+        snapshots = settings.index_snapshot_dir / "tenants" / tenant
     return LiveIndex(
         store,
         timeout_seconds=settings.chroma_timeout_seconds,

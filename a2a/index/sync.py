@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
 Status = Literal["warming", "ready", "chroma unreachable"]
+#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids and the
+#: Python objects per record (measured: +3.5 GiB for 1M records of 256 float32 dimensions,
+#: docs/scaling.md); an estimate for eviction (a2a.app.tenants), not an accounting.
+ROW_BYTES = 2_500
 
 
 class LiveIndex:
@@ -161,6 +165,41 @@ class LiveIndex:
         if self._saver is not None:  # a snapshot being written is finished, not cut short
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._saver, return_exceptions=True)
+
+    async def unload(self) -> None:
+        """Drop the loaded index to free its memory (a tenant's index evicted past
+        CSTP_INDEX_MEMORY_MIB); the next `current()` loads it again, from the snapshot when
+        one is current. A snapshot that is due is written first, so that reload is fast.
+
+        Call it only while no call is using this index: one waiting in `current()` for a
+        load would wait for a loader this stops.
+        """
+        await self.stop()
+        if self._loaded and self._wants_snapshot():
+            await anyio.to_thread.run_sync(self.save_snapshot)
+        if self._check is not None:
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(self._check, return_exceptions=True)
+        self.index = SearchIndex(self.index.vector_dtype, **self._index_options)  # type: ignore[arg-type]
+        self._loaded = False
+        self._loader = self._saver = self._check = None
+        self._changed = self._retry_now = None
+        self._revision, self._watermark_ms = None, 0
+        self._snapshot_revision = None
+        self._failure = self._fault = None
+        self._attempts = 0
+        self._checked_at, self._failing = None, False
+
+    def memory_bytes(self) -> int:
+        """About the bytes the loaded index holds (0 when not loaded): SearchIndex's own
+        estimate when it has one, else its rows times ROW_BYTES plus their vectors."""
+        if not self._loaded:
+            return 0
+        measure = getattr(self.index, "memory_bytes", None)
+        if measure is not None:
+            return int(measure())
+        width = (self.index.dimension or 0) * np.dtype(self.index.vector_dtype).itemsize
+        return self.index.alive_count * (width + ROW_BYTES)
 
     @property
     def stale_since(self) -> float | None:

@@ -85,6 +85,16 @@ class Metrics:
             "successful check with Chroma; 0 when reads are fresh.",
             registry=self.registry,
         )
+        self.tenants_loaded_gauge = Gauge(
+            "cstp_index_tenants_loaded",
+            "Tenants whose search index is loaded in this replica (CONTRACT.md, Tenants).",
+            registry=self.registry,
+        )
+        self.evictions = Counter(
+            "cstp_index_evictions",
+            "Tenants' search indexes evicted past CSTP_INDEX_MEMORY_MIB (least recently used).",
+            registry=self.registry,
+        )
         self.decisions.set(-1)
         # The labelled children of `calls`, by (method, code): `labels()` validates and locks
         # on every call, and both labels come from small closed sets (served methods, codes).
@@ -105,6 +115,14 @@ class Metrics:
             child.inc()
             if outcome.code == protocol.RATE_LIMITED:
                 self.rate_limited.labels(method).inc()
+
+    def tenant_evicted(self) -> None:
+        """Count one tenant's index evicted (a2a.app.tenants)."""
+        self.evictions.inc()
+
+    def tenants_loaded(self, count: int) -> None:
+        """Set how many tenants' indexes are loaded now."""
+        self.tenants_loaded_gauge.set(count)
 
     def store_failed(self, kind: str) -> None:
         """Count one failed Chroma call; `kind` is `timeout` or `failure`."""

@@ -26,6 +26,8 @@ class DecisionMetadata(BaseModel):
     source: str | None
     #: Agent id of the writer for records written over the protocol, None for files.
     recorded_by: str | None = None
+    #: The tenant the decision belongs to (CONTRACT.md, Tenants); set on every answer.
+    tenant: str | None = Field(default=None, description="the tenant of the decision")
 
 
 class DecisionSummary(DecisionMetadata):
@@ -163,6 +165,7 @@ def _decision(shown: tuple[Any, ...], distance: float) -> dict[str, Any]:
         "date": date,
         "source": source,
         "recordedBy": recorded_by,
+        "tenant": None,
         "distance": distance,
     }
 

@@ -93,6 +93,12 @@ class QueryService:
         # Loop time answers on the idle path may still take (see INLINE_SHARE), and when.
         self._inline_credit, self._credited_at = INLINE_BURST_SECONDS, time.perf_counter()
 
+    async def embed(self, query: str) -> npt.NDArray[np.float32]:
+        """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
+        if self._batcher is not None:
+            return await self._batcher.embed(query)
+        return await self._workers.run(lambda: self._vector(query))
+
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`,
         as a validated QueryDecisionsResult (see `answer`).
@@ -101,17 +107,23 @@ class QueryService:
         """
         return (await self.answer(params)).result()
 
-    async def answer(self, params: QueryDecisionsParams) -> QueryAnswer:
+    async def answer(
+        self, params: QueryDecisionsParams, vector: npt.NDArray[np.float32] | None = None
+    ) -> QueryAnswer:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`,
         as the service's hits: what cstp.queryDecisions sends (`QueryAnswer.to_wire`).
 
-        `max_distance` (when the params carry it) drops results farther than it, in every
-        mode. Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
+        `vector`: the query's embedding when the caller has it already (org-level search
+        embeds once for every tenant; see `embed`). `max_distance` (when the params carry
+        it) drops results farther than it, in every mode. Raises StoreUnavailable when
+        Chroma cannot answer (CSTP -32003).
         """
         started = self._clock()
         index = await self._live.current()
-        vector, hits = None, None
-        if self._batcher is not None:
+        hits = None
+        if vector is not None:
+            hits = self._answer_inline(index, params, vector)
+        elif self._batcher is not None:
             vector = await self._batcher.embed(params.query)
             hits = self._answer_inline(index, params, vector)
         elif self._static:

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from a2a.errors import InvalidParams, MissingScope, RateLimited, Unauthorized
+from a2a.errors import InvalidParams, MissingScope, RateLimited, TenantNotGranted, Unauthorized
 from a2a.rpc import protocol
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.workers import Saturated
@@ -32,7 +32,8 @@ def to_error_object(exc: BaseException) -> ErrorObject:
 
     Codes: -32601 MethodNotFound, -32602 InvalidParams (`data.errors`), -32001 Unauthorized,
     -32002 RateLimited (`data.retryAfter`, seconds), -32003 StoreUnavailable
-    (`data.retryable`), -32004 MissingScope (`data.requiredScope`), -32005 Saturated
+    (`data.retryable`), -32004 MissingScope (`data.requiredScope`) and TenantNotGranted
+    (`data.requiredTenant`), -32005 Saturated
     (`data.retryable`, `data.retryAfter`); CONTRACT.md sections Errors specific to CSTP and
     Errors added with the write path. Anything else is a fault of ours: -32603, logged with
     its traceback, nothing of it on the wire.
@@ -59,6 +60,8 @@ def to_error_object(exc: BaseException) -> ErrorObject:
         )
     if isinstance(exc, MissingScope):
         return ErrorObject(protocol.FORBIDDEN, "Forbidden", {"requiredScope": exc.required})
+    if isinstance(exc, TenantNotGranted):
+        return ErrorObject(protocol.FORBIDDEN, "Forbidden", {"requiredTenant": exc.tenant})
     if isinstance(exc, Saturated):
         return ErrorObject(
             protocol.SATURATED,

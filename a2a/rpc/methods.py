@@ -12,16 +12,21 @@ from pydantic import BaseModel, ValidationError
 
 from a2a.auth.scopes import SCOPES, Scope, Scopes
 from a2a.errors import FieldError, InvalidParams
+from a2a.rpc.protocol import FORBIDDEN
+from a2a.tenants.grants import OPEN, Grant
+from a2a.tenants.param import KEY as TENANT_KEY
+from a2a.tenants.param import Tenancy
 
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who is calling: the agent id (from the token, or the client address), the scopes its
-    token grants (every scope with auth off), and the HTTP request id."""
+    """Who is calling: the agent id (from the token, or the client address), the scopes and
+    tenants its token grants (every one with auth off), and the HTTP request id."""
 
     agent: str
     request_id: str = ""
     scopes: Scopes = SCOPES
+    tenants: Grant = OPEN
 
 
 Handler = Callable[[Any, CallContext], Awaitable[Any]]
@@ -42,6 +47,35 @@ class Method:
     #: The token scope a caller needs (CONTRACT.md section Scopes): `write` for methods that
     #: change the store.
     scope: Scope = "read"
+    #: How the method takes the top-level `tenant` param (a2a.tenants.param): one tenant,
+    #: one or "*" (every granted tenant), or none.
+    tenancy: Tenancy = "one"
+
+    def answerable_errors(self) -> tuple[int, ...]:
+        """`errors`, with -32004 for a method that takes `tenant` (a tenant the token is
+        not granted; CONTRACT.md, Tenants)."""
+        if self.tenancy == "none" or FORBIDDEN in self.errors:
+            return self.errors
+        return (*self.errors, FORBIDDEN)
+
+    def params_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the params: the model's, with `tenant` unless tenancy "none"
+        (for rpc.discover, the MCP tools and the agent card)."""
+        schema = self.params_model.model_json_schema(by_alias=True)
+        if self.tenancy != "none":
+            many = self.tenancy == "many"
+            schema.setdefault("properties", {})[TENANT_KEY] = {
+                "type": "string",
+                "title": "Tenant",
+                "pattern": "^([a-z0-9][a-z0-9-]{0,62}|\\*)$"
+                if many
+                else "^[a-z0-9][a-z0-9-]{0,62}$",
+                "description": "The tenant the call reads or writes (CONTRACT.md, Tenants);"
+                " omitted: the token's only one"
+                + ('; "*": every granted tenant, ranked as one list' if many else "")
+                + ".",
+            }
+        return schema
 
     def validate(self, params: dict[str, Any] | list[Any] | None) -> BaseModel:
         """The params as `params_model`; raises InvalidParams naming every bad field.

@@ -104,7 +104,7 @@ def openrpc_document(methods: Mapping[str, Method], version: str) -> dict[str, A
 
 def describe(method: Method) -> dict[str, Any]:
     """The OpenRPC Method Object of one method."""
-    schema = method.params_model.model_json_schema(by_alias=True)
+    schema = method.params_schema()
     required = set(schema.get("required", []))
     definitions = schema.get("$defs", {})
     params = [
@@ -128,7 +128,7 @@ def describe(method: Method) -> dict[str, Any]:
                 result_schema.get("$defs", {}),
             ),
         },
-        "errors": [_error(code) for code in method.errors],
+        "errors": [_error(code) for code in method.answerable_errors()],
     }
     if method.examples:
         described["examples"] = [

@@ -2,7 +2,8 @@
 
 `Pipeline.call(method, params, ctx) -> Outcome` runs the steps after the envelope, in the
 order of CONTRACT.md section Rate limiting, each with one error code: admission (-32002) ->
-method (-32601) -> scope (-32004) -> params (-32602) -> call. Every call counts against the
+method (-32601) -> scope (-32004) -> tenant (-32602, -32004; CONTRACT.md section Tenants) ->
+params (-32602) -> call. Every call counts against the
 caller's limits, whatever its method or params, so a client looping on bad calls is
 throttled like any other. Metrics, the access log and the rate-limit headers read the
 Outcome; nothing is passed around it.
@@ -19,6 +20,7 @@ from a2a.errors import MissingScope, RateLimited
 from a2a.limits.quota import Quota
 from a2a.rpc.errors import ErrorObject, MethodNotFound, to_error_object
 from a2a.rpc.methods import CallContext, Method
+from a2a.tenants.param import take_tenant
 
 
 class Admission(Protocol):
@@ -29,6 +31,14 @@ class Admission(Protocol):
     """
 
     async def admit(self, method: str, ctx: CallContext) -> Sequence[Quota]: ...
+
+
+class TenantRouter(Protocol):
+    """The method a call runs once its tenant is known (a2a.tenants.registry.Tenants)."""
+
+    def method(self, name: str, tenant: str) -> Method:
+        """The method `name` as served for `tenant`, or for every granted tenant ("*")."""
+        ...
 
 
 class AdmitAll:
@@ -67,13 +77,22 @@ class Outcome:
 class Pipeline:
     """Runs one call against a method table, behind the caller's limits."""
 
-    def __init__(self, methods: Mapping[str, Method], admission: Admission | None = None) -> None:
+    def __init__(
+        self,
+        methods: Mapping[str, Method],
+        admission: Admission | None = None,
+        tenants: TenantRouter | None = None,
+    ) -> None:
+        """`methods`: the table calls are checked against; `tenants`: where a call that
+        names a tenant runs (None: every call runs in `methods`, and `tenant` is taken
+        out of its params unchecked against any store)."""
         self.methods = methods
         self._admission = admission or AdmitAll()
+        self._tenants = tenants
 
     def serving(self, methods: Mapping[str, Method]) -> Pipeline:
         """The same pipeline, behind the same limits, over another table (a door's subset)."""
-        return Pipeline(methods, self._admission)
+        return Pipeline(methods, self._admission, self._tenants)
 
     async def count(self, method: str, ctx: CallContext) -> Outcome:
         """Count a request that is not a method call (an MCP `tools/list`, `ping`,
@@ -105,9 +124,13 @@ class Pipeline:
             # Step 3: scope (-32004).
             if not allows(ctx.scopes, served.scope):
                 raise MissingScope(served.scope)
-            # Step 4: params (-32602).
+            # Step 4: tenant (-32602, -32004), before the method's own params.
+            tenant, params = take_tenant(params, served.tenancy, ctx.tenants)
+            if tenant and self._tenants is not None:
+                served = self._tenants.method(method, tenant)
+            # Step 5: params (-32602).
             valid = served.validate(params)
-            # Step 5: the call itself.
+            # Step 6: the call itself.
             result = await served.handler(valid, ctx)
         except Exception as exc:
             return Outcome(method, error=to_error_object(exc), quotas=tuple(quotas))

@@ -11,11 +11,12 @@ from a2a.store.lock import EmbeddedStoreLock
 from a2a.store.stored import StoredDecision
 
 
-def open_store(settings: Settings) -> ChromaDecisionStore:
-    """The store the settings name: a Chroma server when `chroma_url` is set, else embedded."""
+def open_store(settings: Settings, collection: str | None = None) -> ChromaDecisionStore:
+    """The store the settings name: a Chroma server when `chroma_url` is set, else embedded;
+    its collection `collection` (a tenant's, a2a.tenants.names), else CSTP_COLLECTION."""
     server_url = None if settings.chroma_url is None else str(settings.chroma_url)
     return ChromaDecisionStore(
-        collection=settings.collection,
+        collection=collection or settings.collection,
         embedding_model=settings.embedding_model,
         data_dir=None if server_url else settings.data_dir / "chroma",
         server_url=server_url,

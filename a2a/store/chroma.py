@@ -298,6 +298,11 @@ class ChromaDecisionStore:
         """Every stored id, read in pages (no metadata: cheap)."""
         return [i for page in self.pages(metadata=False, page_size=4 * PAGE_SIZE) for i in page.ids]
 
+    def collection_names(self) -> list[str]:
+        """The names of every collection in this Chroma (embedded folder or server), sorted."""
+        client = self._guarded(self._get_client)
+        return sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+
     def max_batch_size(self) -> int:
         """The most records Chroma takes in one write (its own limit, from the client)."""
         client = self._guarded(self._get_client)

@@ -142,6 +142,7 @@ async def test_result_has_the_query_result_shape_with_score_instead_of_distance(
             "distance": None,
             "source": None,
             "recordedBy": None,
+            "tenant": "default",
             "tags": [" Postgres", "MIGRATION", "zero-downtime"],
             "score": 1.0,
             "scoreComponents": {"tags": 1.0, "category": 1.0, "stakes": 1.0},
@@ -178,5 +179,11 @@ async def test_bad_params_are_invalid_params_naming_the_fields(
 async def test_method_is_listed_by_rpc_discover(client: httpx.AsyncClient) -> None:
     document = (await call(client, "rpc.discover", None))["result"]
     method = next(m for m in document["methods"] if m["name"] == "cstp.findSimilarDecisions")
-    assert [p["name"] for p in method["params"]] == ["proposal", "decisionId", "filters", "limit"]
+    assert [p["name"] for p in method["params"]] == [
+        "proposal",
+        "decisionId",
+        "filters",
+        "limit",
+        "tenant",
+    ]
     assert -32602 in [e["code"] for e in method["errors"]]

@@ -266,8 +266,9 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
         "explain": False,
         "exact": False,
         "recencyHalfLifeDays": False,
+        "tenant": False,
     }
-    assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32005}
+    assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32004, -32005}
 
 
 async def test_query_result_has_contract_shape_on_empty_store(

@@ -112,6 +112,7 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
         "distance": top["distance"],
         "source": "a.yaml",
         "recordedBy": None,
+        "tenant": None,
         "reasons": ["pattern", "analysis"],
     }
     assert 0 <= top["distance"] < result.decisions[1].distance <= 2

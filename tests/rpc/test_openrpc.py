@@ -50,13 +50,14 @@ async def test_each_method_lists_params_result_and_error_codes(
     assert {p["name"]: p["required"] for p in search["params"]} == {
         "query": True,
         "max_sections": False,
+        "tenant": False,
     }
     assert set(search["result"]["schema"]["required"]) == {
         "sections",
         "docs_covered",
         "suggested_followups",
     }
-    assert {e["code"] for e in search["errors"]} == {-32602, -32001, -32002}
+    assert {e["code"] for e in search["errors"]} == {-32602, -32001, -32002, -32004}
 
 
 def test_param_schemas_are_the_dispatchers_own_models() -> None:
@@ -65,7 +66,8 @@ def test_param_schemas_are_the_dispatchers_own_models() -> None:
     for described in document["methods"]:
         method: Method = methods[described["name"]]
         properties = method.params_model.model_json_schema(by_alias=True).get("properties", {})
-        assert [p["name"] for p in described["params"]] == list(properties)
+        # Every method takes `tenant` as well (CONTRACT.md, Tenants).
+        assert [p["name"] for p in described["params"]] == [*properties, "tenant"]
 
 
 @pytest.mark.parametrize(

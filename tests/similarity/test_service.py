@@ -103,6 +103,7 @@ async def test_top_decision_carries_score_components_tags_and_null_distance(
             "distance": None,
             "source": "a.yaml",
             "recordedBy": None,
+            "tenant": None,
             "tags": ["postgres", "migration"],
             # Jaccard 2/3 * 0.60 + category 0.25; stakes absent from the proposal scores 0.
             "score": 0.65,

@@ -1,0 +1,125 @@
+"""Org-level calls: `tenant: "*"` on queryDecisions, findSimilarDecisions and
+getCalibration covers every granted tenant that exists (CONTRACT.md, Tenants).
+
+Each tenant answers the call as it would alone (the query embedded once for all); the
+answers are ranked as one list: by `score` (higher first) in keyword and hybrid modes and
+for similarity, else by `distance` (lower first); ties by tenant, then id. Calibration is
+computed once over the scored decisions of every tenant together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from typing import Any
+
+from a2a.app.tenants import Tenants, TenantStack, stamped
+from a2a.decisions.params import GetCalibrationParams
+from a2a.decisions.service import calibration_of
+from a2a.errors import FieldError, InvalidParams
+from a2a.query.params import QueryDecisionsParams
+from a2a.rpc.methods import CallContext, Handler, Method
+from a2a.similarity.params import FindSimilarDecisionsParams
+
+
+def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dict[str, Method]:
+    """The `tenant: "*"` form of each org-level method `base` serves (same params model,
+    schema and errors; another handler)."""
+
+    async def stacks(ctx: CallContext) -> list[TenantStack]:
+        return [tenants.stack(name) for name in await tenants.existing(ctx.tenants)]
+
+    async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+        started = time.perf_counter()
+        chosen = await stacks(ctx)
+        if not chosen:
+            return _empty_query(params, agent_id, started)
+        vector = await chosen[0].services.query.embed(params.query)
+        answers = await asyncio.gather(
+            *(_in(tenants, s, s.services.query.answer(params, vector)) for s in chosen)
+        )
+        ranked: list[dict[str, Any]] = []
+        note = None
+        for stack, answer in zip(chosen, answers, strict=True):
+            ranked += stamped({"decisions": answer.hits.to_wire()}, stack.name)["decisions"]
+            note = note or answer.note
+        ranked = _ranked(ranked)[: params.limit]
+        wire = _empty_query(params, agent_id, started)
+        wire.update(decisions=ranked, total=len(ranked))
+        if note is not None and not ranked:
+            wire["note"] = note
+        return wire
+
+    async def find_similar(params: FindSimilarDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+        if params.decision_id is not None:
+            raise InvalidParams(
+                [
+                    FieldError(
+                        "decisionId",
+                        'an id names a decision of one tenant: with tenant "*", send a proposal',
+                    )
+                ]
+            )
+        started = time.perf_counter()
+        chosen = await stacks(ctx)
+        answers = await asyncio.gather(
+            *(_in(tenants, s, s.services.similar.find_similar_decisions(params)) for s in chosen)
+        )
+        ranked: list[dict[str, Any]] = []
+        reason = None
+        for stack, answer in zip(chosen, answers, strict=True):
+            wire = answer.to_wire()
+            ranked += stamped(wire, stack.name)["decisions"]
+            reason = reason or wire.get("reason")
+        ranked = _ranked(ranked)[: params.limit]
+        result: dict[str, Any] = {
+            "decisions": ranked,
+            "total": len(ranked),
+            "queryTimeMs": round((time.perf_counter() - started) * 1000),
+            "agent": agent_id,
+        }
+        if reason is not None:
+            result["reason"] = reason
+        return result
+
+    async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
+        chosen = await stacks(ctx)
+        parts = await asyncio.gather(
+            *(_in(tenants, s, s.services.decisions.scored(params)) for s in chosen)
+        )
+        return calibration_of(list(parts), params.bins).to_wire()
+
+    handlers: dict[str, Handler] = {
+        "cstp.queryDecisions": query_decisions,
+        "cstp.findSimilarDecisions": find_similar,
+        "cstp.getCalibration": get_calibration,
+    }
+    return {
+        name: dataclasses.replace(base[name], handler=handler)
+        for name, handler in handlers.items()
+        if name in base
+    }
+
+
+async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:
+    """`work` (an awaitable of `stack`'s services), counted as a call of that tenant."""
+    async with tenants.using(stack):
+        return await work
+
+
+def _ranked(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One list from several tenants' (module docstring)."""
+    if decisions and all(d.get("score") is not None for d in decisions):
+        return sorted(decisions, key=lambda d: (-d["score"], d["tenant"], d["id"]))
+    return sorted(decisions, key=lambda d: (d["distance"], d["tenant"], d["id"]))
+
+
+def _empty_query(params: QueryDecisionsParams, agent: str, started: float) -> dict[str, Any]:
+    return {
+        "decisions": [],
+        "total": 0,
+        "query": params.query,
+        "queryTimeMs": round((time.perf_counter() - started) * 1000),
+        "agent": agent,
+    }

@@ -1,0 +1,237 @@
+"""The tenants a replica serves: one method table per tenant, built on first use, and the
+loaded indexes evicted least recently used first past a memory budget (CONTRACT.md,
+Tenants; CSTP_INDEX_MEMORY_MIB).
+
+A tenant's stack (store, search index, services, method table) is small until its index
+loads; only the index is evicted. An evicted index loads again at its tenant's next call,
+from its snapshot when one is current (a2a.index.snapshot), so no answer depends on what is
+loaded: only how long the first call after an eviction takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from a2a.decisions.service import DecisionService
+from a2a.index.sync import LiveIndex
+from a2a.methods import STORE_METHOD_ERRORS, NoParams
+from a2a.query.service import QueryService
+from a2a.rpc.methods import CallContext, Method
+from a2a.similarity.service import SimilarityService
+from a2a.store import AsyncStore
+from a2a.tenants.grants import Grant
+from a2a.tenants.names import EVERY_TENANT
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The store and services of one tenant (org-level calls combine them, a2a.app.org)."""
+
+    store: AsyncStore
+    query: QueryService
+    similar: SimilarityService
+    decisions: DecisionService
+
+
+@dataclass(eq=False)
+class TenantStack:
+    """One tenant's parts: its method table (the handlers close over its services), its
+    search index, and the services org-level calls combine."""
+
+    name: str
+    methods: dict[str, Method]
+    index: LiveIndex
+    services: Services
+    #: Calls of this tenant being answered now (its index is never evicted under them).
+    in_flight: int = 0
+    #: The eviction of its index under way, which the next call waits for.
+    unloading: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+class EvictionCounter(Protocol):
+    """Told of each evicted index and of the number loaded (a2a.observability.metrics)."""
+
+    def tenant_evicted(self) -> None: ...
+
+    def tenants_loaded(self, count: int) -> None: ...
+
+
+class Tenants:
+    """Tenant name -> its method table; the TenantRouter of a2a.rpc.pipeline.
+
+    `build(name)` makes a tenant's stack (no I/O: its index loads at the first call).
+    `base` serves what belongs to no tenant (rpc.discover, cstp.searchDocs,
+    cstp.listTenants) and `org` the methods of `tenant: "*"`. `existing()` lists the
+    tenants that exist in Chroma (blocking work is the caller's to run off the loop).
+    `memory_budget` (bytes, None: no limit): after each call, the least recently used
+    loaded indexes with no call in flight are evicted until the loaded ones fit.
+    """
+
+    def __init__(
+        self,
+        build: Callable[[str], TenantStack],
+        base: Mapping[str, Method],
+        existing: Callable[[], Awaitable[list[str]]],
+        *,
+        memory_budget: int | None = None,
+        metrics: EvictionCounter | None = None,
+    ) -> None:
+        self._build = build
+        self._base = base
+        self._existing = existing
+        self._budget = memory_budget
+        self._metrics = metrics
+        self._stacks: OrderedDict[str, TenantStack] = OrderedDict()
+        self.org: dict[str, Method] = {}
+
+    # -- the router --------------------------------------------------------------------
+
+    def method(self, name: str, tenant: str) -> Method:
+        """The method `name` as served for `tenant` ("*": every granted tenant)."""
+        if tenant == EVERY_TENANT:
+            return self.org[name]
+        stack = self.stack(tenant)
+        return stack.methods.get(name) or self._base[name]
+
+    def stack(self, tenant: str) -> TenantStack:
+        """The stack of `tenant`, built now if this replica has not served it yet."""
+        stack = self._stacks.get(tenant)
+        if stack is None:
+            stack = self._stacks[tenant] = self._counted(self._build(tenant))
+        return stack
+
+    def loaded(self) -> list[str]:
+        """The tenants whose index is loaded in this replica, least recently used first."""
+        return [name for name, s in self._stacks.items() if s.index.status == "ready"]
+
+    async def existing(self, grant: Grant) -> list[str]:
+        """The tenants in Chroma that `grant` allows, sorted by name."""
+        return sorted(name for name in await self._existing() if grant.allows(name))
+
+    async def stop(self) -> None:
+        """Stop every tenant's index loading (the app's shutdown)."""
+        for stack in list(self._stacks.values()):
+            await stack.index.stop()
+
+    # -- memory ------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def using(self, stack: TenantStack) -> AsyncIterator[None]:
+        """A call of `stack`'s tenant for the block: after any eviction of its index under
+        way, counted in flight (its index is not evicted under it), marked most recently
+        used; then whatever the budget no longer holds is evicted."""
+        if stack.unloading is not None:
+            await asyncio.shield(stack.unloading)
+        stack.in_flight += 1
+        self._stacks.move_to_end(stack.name)
+        try:
+            yield
+        finally:
+            stack.in_flight -= 1
+            self.evict()
+
+    def _counted(self, stack: TenantStack) -> TenantStack:
+        """`stack` with each handler a call `using` it, its result `stamped`."""
+
+        def counted(handler: Callable[[Any, CallContext], Awaitable[Any]]) -> Any:
+            async def call(params: Any, ctx: CallContext) -> Any:
+                async with self.using(stack):
+                    return stamped(await handler(params, ctx), stack.name)
+
+            return call
+
+        stack.methods = {
+            name: dataclasses.replace(method, handler=counted(method.handler))
+            for name, method in stack.methods.items()
+        }
+        return stack
+
+    def evict(self) -> None:
+        """Evict the least recently used loaded indexes with no call in flight until the
+        loaded ones fit the budget (none with no budget)."""
+        if self._budget is None:
+            return
+        loaded = [
+            s for s in self._stacks.values() if s.index.status == "ready" and s.unloading is None
+        ]
+        total = sum(s.index.memory_bytes() for s in loaded)
+        for stack in loaded:
+            if total <= self._budget:
+                break
+            if stack.in_flight:
+                continue
+            total -= stack.index.memory_bytes()
+            stack.unloading = asyncio.get_running_loop().create_task(self._unload(stack))
+        if self._metrics is not None:
+            self._metrics.tenants_loaded(len(self.loaded()))
+
+    async def _unload(self, stack: TenantStack) -> None:
+        started = time.perf_counter()
+        try:
+            await stack.index.unload()
+        finally:
+            stack.unloading = None
+        if self._metrics is not None:
+            self._metrics.tenant_evicted()
+            self._metrics.tenants_loaded(len(self.loaded()))
+        log.info("tenant index evicted: %s in %.2f s", stack.name, time.perf_counter() - started)
+
+
+def stamped(result: Any, tenant: str) -> Any:
+    """`result` with `tenant` on each decision it carries (CONTRACT.md, Tenants: every
+    summary carries it): those of a `decisions` list, or the one decision it is."""
+    if isinstance(result, dict):
+        decisions = result.get("decisions")
+        if isinstance(decisions, list):
+            for decision in decisions:
+                if isinstance(decision, dict):
+                    decision["tenant"] = tenant
+        elif "id" in result and "title" in result:  # a decision itself (getDecision)
+            result["tenant"] = tenant
+    return result
+
+
+class TenantCount(BaseModel):
+    """One tenant of cstp.listTenants: its name and how many decisions it holds."""
+
+    name: str
+    decisions: int
+
+
+class ListTenantsResult(BaseModel):
+    """cstp.listTenants: the granted tenants that exist, sorted by name."""
+
+    tenants: list[TenantCount]
+
+
+def list_tenants_method(tenants: Tenants) -> Method:
+    """cstp.listTenants (scope read, no params, no `tenant`; CONTRACT.md, Tenants)."""
+
+    async def list_tenants(params: NoParams, ctx: CallContext) -> dict[str, Any]:
+        names = await tenants.existing(ctx.tenants)
+        counts = await asyncio.gather(*(tenants.stack(n).services.store.count() for n in names))
+        found = [TenantCount(name=n, decisions=c) for n, c in zip(names, counts, strict=True)]
+        return ListTenantsResult(tenants=found).model_dump()
+
+    return Method(
+        name="cstp.listTenants",
+        params_model=NoParams,
+        handler=list_tenants,
+        summary="The tenants this token may use that hold decisions, with their counts.",
+        result_schema=ListTenantsResult.model_json_schema(),
+        errors=STORE_METHOD_ERRORS,
+        examples=({},),
+        tenancy="none",
+    )

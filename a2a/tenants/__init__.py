@@ -1,0 +1,1 @@
+"""Tenants: isolated sets of decisions, one Chroma collection each (CONTRACT.md, Tenants)."""
