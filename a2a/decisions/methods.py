@@ -137,6 +137,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
             name="cstp.getCalibration",
             params_model=GetCalibrationParams,
             handler=with_stale_mark(get_calibration),
+            tenancy="many",
             summary="How well confidence matched outcomes: Brier score, reliability bins.",
             result_schema=CalibrationResult.model_json_schema(by_alias=True),
             errors=READ_ERRORS,

@@ -1,0 +1,89 @@
+"""Tokens, servers and a one-call helper for both doors, for the tenant tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.decisions.lifecycle_wire import Served, chroma_server, service
+from tests.decisions.wire import FAST_MODEL, call
+
+ACME, ACME_TOKEN = "acme-agent", "acme-token-0123456789"
+GLOBEX, GLOBEX_TOKEN = "globex-agent", "globex-token-0123456789"
+ORG, ORG_TOKEN = "org-reader", "org-token-0123456789"
+ROOT, ROOT_TOKEN = "root", "root-token-0123456789"
+LEGACY, LEGACY_TOKEN = "legacy", "legacy-token-0123456789"
+TOKENS = ",".join(
+    [
+        f"{ACME}:{ACME_TOKEN}:read+write:acme",
+        f"{GLOBEX}:{GLOBEX_TOKEN}:read+write:globex",
+        f"{ORG}:{ORG_TOKEN}:read:acme|globex",
+        f"{ROOT}:{ROOT_TOKEN}:admin:*",
+        f"{LEGACY}:{LEGACY_TOKEN}:read+write",
+    ]
+)
+
+
+@contextmanager
+def served(folder: Path, store: str, **extra: str) -> Iterator[Served]:
+    """`cstp serve` with the tenant tokens on a fresh embedded store or `chroma run`."""
+    env = {
+        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
+        "CSTP_AUTH_TOKENS": TOKENS,
+        "CSTP_DATA_DIR": str(folder / "data"),
+        **extra,
+    }
+    if store == "chroma-server":
+        with (
+            chroma_server(folder) as chroma_url,
+            service({**env, "CSTP_CHROMA_URL": chroma_url}) as s,
+        ):
+            yield s
+    else:
+        with service(env) as s:
+            yield s
+
+
+def outcome(answer: dict[str, Any]) -> dict[str, Any]:
+    """A /cstp answer as {"result": ...} or {"error": {"code", "data"}} (message left out:
+    the MCP door words it as the tool's text)."""
+    if "error" in answer:
+        error = answer["error"]
+        return {"error": {"code": error["code"], "data": error.get("data")}}
+    return {"result": answer["result"]}
+
+
+def over_cstp(url: str, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One call on /cstp, as an `outcome`."""
+    return outcome(call(url, method, params, token))
+
+
+async def over_mcp(
+    url: str, token: str, calls: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Each (tool, arguments) called in order in one MCP session, as `outcome`s."""
+    found = []
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for name, arguments in calls:
+            answer = await session.call_tool(name, arguments)
+            content = answer.structured_content
+            if content is None:  # a tool whose result is not an object
+                content = json.loads(answer.content[0].text)  # type: ignore[union-attr]
+            if answer.is_error:
+                found.append({"error": {"code": content["code"], "data": content.get("data")}})
+            else:
+                found.append({"result": content})
+    return found
