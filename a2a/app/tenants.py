@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -30,7 +31,8 @@ from a2a.rpc.methods import CallContext, Method
 from a2a.similarity.service import SimilarityService
 from a2a.store import AsyncStore
 from a2a.tenants.grants import Grant
-from a2a.tenants.names import EVERY_TENANT
+from a2a.tenants.names import DEFAULT_TENANT, EVERY_TENANT
+from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class Tenants:
     tenants that exist in Chroma (blocking work is the caller's to run off the loop).
     `memory_budget` (bytes, None: no limit): after each call, the least recently used
     loaded indexes with no call in flight are evicted until the loaded ones fit.
+    `load_wait_seconds`: how long a call waits for its tenant's index to load before it is
+    answered -32005 (Saturated; the load goes on). The default tenant's calls wait for it
+    as they did before tenants (/ready says "warming" meanwhile).
     """
 
     def __init__(
@@ -87,12 +92,14 @@ class Tenants:
         *,
         memory_budget: int | None = None,
         metrics: EvictionCounter | None = None,
+        load_wait_seconds: float | None = None,
     ) -> None:
         self._build = build
         self._base = base
         self._existing = existing
         self._budget = memory_budget
         self._metrics = metrics
+        self._load_wait = load_wait_seconds
         self._stacks: OrderedDict[str, TenantStack] = OrderedDict()
         self.org: dict[str, Method] = {}
 
@@ -134,6 +141,10 @@ class Tenants:
         used; then whatever the budget no longer holds is evicted."""
         if stack.unloading is not None:
             await asyncio.shield(stack.unloading)
+        if self._load_wait is not None and stack.name != DEFAULT_TENANT:
+            await stack.index.settle(self._load_wait)
+            if stack.index.status == "warming":
+                raise Saturated(math.ceil(self._load_wait))
         stack.in_flight += 1
         self._stacks.move_to_end(stack.name)
         try:

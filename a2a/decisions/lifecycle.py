@@ -22,8 +22,6 @@ from a2a.store.metadata import record_of
 
 log = logging.getLogger(__name__)
 
-#: The tenant every decision belongs to until tenants are built (CONTRACT.md, Tenants).
-TENANT: Final = "default"
 #: Times a writer re-reads when the records linked to its target changed while it waited
 #: for their locks; past it the store is being rewritten faster than links can be taken.
 MAX_ATTEMPTS: Final = 20
@@ -56,8 +54,11 @@ class Lifecycle:
         commit: Commit,
         clock: Callable[[], datetime],
         forget: Forget | None = None,
+        tenant: str = "default",
     ) -> None:
+        """`tenant`: the tenant of `store`, named in the deletion log line."""
         self._store = store
+        self._tenant = tenant
         self._locks = locks
         self._commit = commit
         self._clock = clock
@@ -128,7 +129,12 @@ class Lifecycle:
                 await self._forget([record.id])
         log.info(
             "decision deleted",
-            extra={"agent": agent, "tenant": TENANT, "id": params.id, "reason": params.reason},
+            extra={
+                "agent": agent,
+                "tenant": self._tenant,
+                "id": params.id,
+                "reason": params.reason,
+            },
         )
 
     # -- parts -------------------------------------------------------------------------------

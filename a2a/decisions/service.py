@@ -116,7 +116,9 @@ class DecisionService:
         finish: Runner | None = None,
         on_delete: Forget | None = None,
         claims: CreationClaims | None = None,
+        tenant: str = "default",
     ) -> None:
+        """`tenant`: the tenant of `store` (CONTRACT.md, Tenants), for the deletion log."""
         self._store = store
         self._table = table
         self._cursors = cursors or CursorCodec()
@@ -127,7 +129,9 @@ class DecisionService:
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )
-        self._lifecycle = Lifecycle(store, self._locks, self._commits.submit, clock, on_delete)
+        self._lifecycle = Lifecycle(
+            store, self._locks, self._commits.submit, clock, on_delete, tenant
+        )
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -65,4 +65,5 @@ def decision_service(
         finish=finish,
         on_delete=forget,
         claims=claims,
+        tenant=tenant,
     )

@@ -139,6 +139,7 @@ def build_state(
         if settings.index_memory_mib is None
         else settings.index_memory_mib * 1024 * 1024,
         metrics=metrics,
+        load_wait_seconds=settings.chroma_timeout_seconds,
     )
     default = tenants.stack(DEFAULT_TENANT)
     # The table calls are checked against: every tenant's methods have the same names,

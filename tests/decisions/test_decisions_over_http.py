@@ -67,6 +67,7 @@ def test_a_recorded_decision_reads_back_whole_with_writer_and_server_time(url: s
         "date": "2026-02-03T10:00:00Z",
         "source": None,
         "recordedBy": WRITER,
+        "tenant": "default",
         "context": "The invoices Postgres must move to a new cluster with no downtime.",
         "decision": "Replicate to the new cluster, then switch traffic in one step.",
         "reasons": [{"type": "analysis", "text": "Rollback is one DNS change."}],
