@@ -36,6 +36,11 @@ from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 
+#: Tenant stacks a replica keeps at most: past it the least recently used idle ones are
+#: dropped whole (built again at their next call), so that calls naming ever new tenants
+#: (a `*` token reading names that do not exist) cannot grow the replica without bound.
+MAX_STACKS = 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Services:
@@ -93,6 +98,7 @@ class Tenants:
         memory_budget: int | None = None,
         metrics: EvictionCounter | None = None,
         load_wait_seconds: float | None = None,
+        max_stacks: int = MAX_STACKS,
     ) -> None:
         self._build = build
         self._base = base
@@ -100,7 +106,10 @@ class Tenants:
         self._budget = memory_budget
         self._metrics = metrics
         self._load_wait = load_wait_seconds
+        #: Stacks kept at most (a2a.app.tenants.MAX_STACKS).
+        self.max_stacks = max_stacks
         self._stacks: OrderedDict[str, TenantStack] = OrderedDict()
+        self._dropping: set[asyncio.Task[None]] = set()
         self.org: dict[str, Method] = {}
 
     # -- the router --------------------------------------------------------------------
@@ -129,6 +138,7 @@ class Tenants:
 
     async def stop(self) -> None:
         """Stop every tenant's index loading (the app's shutdown)."""
+        await asyncio.gather(*self._dropping, return_exceptions=True)
         for stack in list(self._stacks.values()):
             await stack.index.stop()
 
@@ -171,22 +181,46 @@ class Tenants:
 
     def evict(self) -> None:
         """Evict the least recently used loaded indexes with no call in flight until the
-        loaded ones fit the budget (none with no budget)."""
-        if self._budget is None:
-            return
+        loaded ones fit the budget (none with no budget), then drop idle stacks past
+        `max_stacks`."""
+        if self._budget is not None:
+            self._evict_indexes(self._budget)
+        self._drop_idle()
+        if self._metrics is not None:
+            self._metrics.tenants_loaded(len(self.loaded()))
+
+    def _evict_indexes(self, budget: int) -> None:
         loaded = [
             s for s in self._stacks.values() if s.index.status == "ready" and s.unloading is None
         ]
         total = sum(s.index.memory_bytes() for s in loaded)
         for stack in loaded:
-            if total <= self._budget:
+            if total <= budget:
                 break
             if stack.in_flight:
                 continue
             total -= stack.index.memory_bytes()
             stack.unloading = asyncio.get_running_loop().create_task(self._unload(stack))
-        if self._metrics is not None:
-            self._metrics.tenants_loaded(len(self.loaded()))
+
+    def _drop_idle(self) -> None:
+        """Drop the least recently used idle stacks past `max_stacks` (never the default
+        tenant's, nor one with a call in flight or an eviction under way)."""
+        excess = len(self._stacks) - self.max_stacks
+        if excess <= 0:
+            return
+        for stack in list(self._stacks.values()):
+            if excess <= 0:
+                break
+            if stack.in_flight or stack.unloading is not None or stack.name == DEFAULT_TENANT:
+                continue
+            del self._stacks[stack.name]
+            task = asyncio.get_running_loop().create_task(stack.index.unload())
+            self._dropping.add(task)
+            task.add_done_callback(self._dropping.discard)
+            excess -= 1
+
+    def __len__(self) -> int:
+        return len(self._stacks)
 
     async def _unload(self, stack: TenantStack) -> None:
         started = time.perf_counter()
