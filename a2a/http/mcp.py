@@ -27,17 +27,15 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
-from a2a.auth.caller import caller_of
-from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.http.edge import call_context, read_body, record
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.calls import CallLog
-from a2a.observability.middleware import elapsed, request_id_of
 from a2a.rpc import protocol
-from a2a.rpc.methods import CallContext, Method
+from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Outcome, Pipeline
 
 #: Scope key of the outcomes of an /mcp request, for its rate-limit headers.
@@ -92,21 +90,12 @@ def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> S
     ) -> types.CallToolResult:
         request = ctx.request
         scope: Scope = request.scope if isinstance(request, Request) else {"type": "http"}
-        caller = caller_of(scope)
-        call = CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
         arguments = params.arguments if isinstance(params.arguments, dict) else None
-        outcome = await pipeline.call(params.name, arguments, call)
+        outcome = await pipeline.call(params.name, arguments, call_context(scope))
         outcomes = scope.get(OUTCOMES_KEY)
         if isinstance(outcomes, list):
             outcomes.append(outcome)
-        calls.record(
-            [outcome],
-            door="mcp",
-            agent=caller.agent,
-            request_id=call.request_id,
-            status=200,
-            seconds=elapsed(scope),
-        )
+        record(calls, scope, [outcome], "mcp", 200)
         return tool_result(outcome)
 
     return Server(
@@ -169,19 +158,9 @@ class McpEndpoint:
         if scope.get("method") != "POST":
             await state.mcp.handle_request(scope, receive, send)
             return
-        settings = state.settings
-        request = Request(scope, receive)
-        try:
-            body = await read_capped_body(
-                request, settings.max_body_bytes, settings.body_timeout_seconds
-            )
-        except ClientDisconnect:
-            return
-        except BodyTooLarge:
-            await too_large(settings.max_body_bytes)(scope, receive, send)
-            return
-        except BodyTimeout:
-            await timed_out(settings.body_timeout_seconds)(scope, receive, send)
+        body = await read_body(Request(scope, receive), state.settings, state.calls, "mcp")
+        if isinstance(body, Response):
+            await body(scope, receive, send)
             return
         message: Any = None
         try:
@@ -200,19 +179,10 @@ class McpEndpoint:
         if isinstance(method, str) and method != "tools/call":
             # Every request counts against the caller's limits, not only tool calls
             # (CONTRACT.md: /mcp counts tools/list, ping, initialize as /cstp rpc.discover).
-            caller = caller_of(scope)
-            ctx = CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
-            counted = await state.pipeline.count(method, ctx)
+            counted = await state.pipeline.count(method, call_context(scope))
             outcomes.append(counted)
             if counted.error is not None:
-                state.calls.record(
-                    [counted],
-                    door="mcp",
-                    agent=caller.agent,
-                    request_id=ctx.request_id,
-                    status=200,
-                    seconds=elapsed(scope),
-                )
+                record(state.calls, scope, [counted], "mcp", 200)
                 error = protocol.failure(
                     message.get("id"),
                     counted.error.code,

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import logging
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from a2a.auth.caller import caller_of
 from a2a.http.agent_card import CARD_SHAPES, card_bytes
-from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.http.edge import call_context, read_body, record
 from a2a.http.state import AppState, state_of
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from a2a.observability.middleware import elapsed, request_id_of
 from a2a.rpc import protocol
-from a2a.rpc.errors import ErrorObject
-from a2a.rpc.methods import CallContext
-from a2a.rpc.pipeline import Outcome
 from a2a.store import EmbeddingModelMismatch, StoreUnavailable
 from a2a.workers import Saturated
 
@@ -36,21 +31,10 @@ async def rpc(request: Request) -> Response:
     counted and logged here, once the response is built.
     """
     state = state_of(request)
-    settings = state.settings
-    try:
-        body = await read_capped_body(
-            request, settings.max_body_bytes, settings.body_timeout_seconds
-        )
-    except ClientDisconnect:
-        # The client went away mid-body: nobody to answer, nothing worth a traceback.
-        return Response(status_code=400)
-    except BodyTooLarge:
-        return _refused(request, state, too_large(settings.max_body_bytes))
-    except BodyTimeout:
-        return _refused(request, state, timed_out(settings.body_timeout_seconds))
-    caller = caller_of(request.scope)
-    ctx = CallContext(caller.agent, request_id_of(request.scope), caller.scopes, caller.tenants)
-    reply = await state.dispatcher.dispatch(body, ctx)
+    body = await read_body(request, state.settings, state.calls, "cstp")
+    if isinstance(body, Response):
+        return body
+    reply = await state.dispatcher.dispatch(body, call_context(request.scope))
     headers = rate_limit_headers(reply.outcomes)
     if reply.body is None:
         response = Response(status_code=204, headers=headers)
@@ -58,25 +42,8 @@ async def rpc(request: Request) -> Response:
         response = Response(
             protocol.encode(reply.body), headers=headers, media_type="application/json"
         )
-    _record(request, state, reply.outcomes, response.status_code)
+    record(state.calls, request.scope, reply.outcomes, "cstp", response.status_code)
     return response
-
-
-def _refused(request: Request, state: AppState, response: Response) -> Response:
-    error = ErrorObject(protocol.INVALID_REQUEST, "Invalid Request")
-    _record(request, state, [Outcome(None, error=error)], response.status_code)
-    return response
-
-
-def _record(request: Request, state: AppState, outcomes: list[Outcome], status: int) -> None:
-    state.calls.record(
-        outcomes,
-        door="cstp",
-        agent=caller_of(request.scope).agent,
-        request_id=request_id_of(request.scope),
-        status=status,
-        seconds=elapsed(request.scope),
-    )
 
 
 async def health(request: Request) -> Response:

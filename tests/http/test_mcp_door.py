@@ -97,3 +97,20 @@ def test_every_mcp_request_counts_against_the_callers_limits(
     assert [a.headers["X-RateLimit-Remaining"] for a in answers] == ["4", "3", "2", "1", "0"]
     assert sixth.json()["error"]["code"] == -32002, sixth.text
     assert sixth.json()["id"] == 9 and int(sixth.headers["Retry-After"]) >= 1
+
+
+def test_a_body_over_the_cap_is_refused_and_recorded_alike_on_both_doors(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    # One edge for both doors (a2a.http.edge): /mcp once sent its 413 unrecorded.
+    settings = load_settings(data_dir=tmp_path / "data", max_body_bytes=1024)
+    with live_server(settings, embedder) as url:
+        answers = [
+            httpx.post(f"{url}{door}", content=b"x" * 2048, headers=MCP_HEADERS)
+            for door in ("/cstp", "/mcp")
+        ]
+        metrics = httpx.get(f"{url}/metrics").text
+    assert [a.status_code for a in answers] == [413, 413]
+    assert answers[0].json() == answers[1].json()
+    assert answers[1].json()["error"]["data"] == {"maxBytes": 1024}
+    assert 'cstp_rpc_calls_total{code="-32600",method="other"} 2.0' in metrics
