@@ -230,55 +230,17 @@ def encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
 
 
 def _dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON of `value`, byte for byte what `json.dumps(value,
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False)` writes.
+    """Compact UTF-8 JSON of `value`.
 
-    Raises ValueError for NaN or an infinity (not JSON), TypeError for a value JSON has no
-    form for. orjson writes a value made only of plain JSON types about 10x faster than
-    `json` (0.05 ms saved on a 3 KB response), and the same bytes except in two cases
-    `_orjson_safe` looks for: it writes NaN and infinities as `null` where `json` refuses
-    them, and a float below 1e-4 in magnitude in another form (`1e-5` for `1e-05`). Any
-    other value, or one orjson refuses (an integer beyond 64 bits, a non-string key), is
-    written by `json`.
+    orjson (about 10x faster than `json` on a 3 KB response); `json` for what orjson
+    refuses (an integer beyond 64 bits, a non-string key, nesting past 255 levels). NaN and
+    the infinities, which JSON has no form for, are written as `null` by orjson and refused
+    by `json` (ValueError). Raises TypeError for a value JSON has no form for.
     """
-    if _orjson_safe(value):
-        try:
-            return orjson.dumps(value)
-        except TypeError:
-            pass
-    return _JSON.encode(value).encode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError:
+        return _JSON.encode(value).encode()
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-#: The smallest magnitude orjson writes as `repr` does (`repr` turns to `1e-05` form below).
-_SMALLEST_SAME = 1e-4
-_LARGEST_FLOAT = 1.7976931348623157e308
-
-
-def _orjson_safe(value: Any) -> bool:
-    """True when orjson writes `value` byte for byte as `json` does: dicts, lists, str, int,
-    bool and None, exactly these types (no subclasses: json and orjson treat some apart),
-    and floats that are 0 or finite with a magnitude of at least 1e-4."""
-    if type(value) is not dict and type(value) is not list:
-        return False
-    level = [value]
-    while level:
-        item = level.pop()
-        # Comparisons rather than calls (abs, a set lookup): this walk is on every response.
-        for child in item.values() if type(item) is dict else item:
-            kind = type(child)
-            if kind is str or child is None:
-                continue
-            if kind is float:
-                # NaN fails every comparison; the infinities are past the largest float.
-                if not (
-                    _SMALLEST_SAME <= child <= _LARGEST_FLOAT
-                    or -_LARGEST_FLOAT <= child <= -_SMALLEST_SAME
-                    or child == 0.0
-                ):
-                    return False
-            elif kind is dict or kind is list:
-                level.append(child)
-            elif kind is not int and kind is not bool:
-                return False
-    return True
