@@ -44,6 +44,22 @@ INLINE_BURST_SECONDS = 0.01
 
 
 @dataclass(frozen=True, slots=True)
+class InlinePolicy:
+    """When a query is answered on the event loop rather than in a worker: the knobs above,
+    as one value a QueryService takes (tests pass their own rather than patch the module)."""
+
+    work: int = INLINE_WORK
+    idle_work: int = IDLE_INLINE_WORK
+    share: float = INLINE_SHARE
+    burst_seconds: float = INLINE_BURST_SECONDS
+
+    @classmethod
+    def never(cls) -> InlinePolicy:
+        """Every query goes to a worker."""
+        return cls(work=-1, idle_work=-1)
+
+
+@dataclass(frozen=True, slots=True)
 class HybridConfig:
     """Hybrid retrieval: how the two rankings are fused, and how deep each is read."""
 
@@ -79,6 +95,7 @@ class QueryService:
         default_mode: RetrievalMode = "semantic",
         batcher: DynamicBatcher | None = None,
         wall_clock: Callable[[], float] = time.time,
+        inline: InlinePolicy | None = None,
     ) -> None:
         self._embedder = embedder
         self._default_mode = default_mode
@@ -90,8 +107,11 @@ class QueryService:
         self._static = is_static(embedder)
         self._batcher = batcher
         self._wall_clock = wall_clock  # epoch seconds: the "now" of recencyHalfLifeDays
+        #: When a query is answered on the event loop (InlinePolicy).
+        self.inline = inline or InlinePolicy()
         # Loop time answers on the idle path may still take (see INLINE_SHARE), and when.
-        self._inline_credit, self._credited_at = INLINE_BURST_SECONDS, time.perf_counter()
+        self._inline_credit = self.inline.burst_seconds
+        self._credited_at = time.perf_counter()
 
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
@@ -176,7 +196,7 @@ class QueryService:
             idle = self._workers.busy == 0 and self._credit(started) > 0
             mask, passing = index.selection(params.filters)
             work = self._work(index, params, mask, passing, idle)
-            limit = IDLE_INLINE_WORK if idle else INLINE_WORK
+            limit = self.inline.idle_work if idle else self.inline.work
             if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
             if vector is None:
@@ -190,8 +210,8 @@ class QueryService:
 
     def _credit(self, now: float) -> float:
         """Seconds of loop time the idle path may still spend, accrued up to `now`."""
-        accrued = self._inline_credit + (now - self._credited_at) * INLINE_SHARE
-        self._inline_credit, self._credited_at = min(accrued, INLINE_BURST_SECONDS), now
+        accrued = self._inline_credit + (now - self._credited_at) * self.inline.share
+        self._inline_credit, self._credited_at = min(accrued, self.inline.burst_seconds), now
         return self._inline_credit
 
     def _work(

@@ -12,11 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import a2a.query.service as service_module
 from a2a.embeddings import Embedder
 from a2a.embeddings.batching import DynamicBatcher
 from a2a.query.params import QueryDecisionsParams
-from a2a.query.service import QueryService
+from a2a.query.service import InlinePolicy, QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
 from tests.query.test_inline import Counted, Undeclared
 
@@ -88,7 +87,7 @@ async def test_concurrent_queries_share_model_calls_and_get_the_unbatched_answer
 
 @pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
 async def test_a_query_too_big_for_the_loop_goes_to_a_worker_with_the_batched_vector(
-    store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch, mode: str
+    store: ChromaDecisionStore, fast: Embedder, mode: str
 ) -> None:
     reference = QueryService(AsyncStore(store, 10), fast, "a")
     want = [d.id for d in (await reference.query_decisions(params(TEXTS[0], mode))).decisions]
@@ -96,10 +95,14 @@ async def test_a_query_too_big_for_the_loop_goes_to_a_worker_with_the_batched_ve
     model.go.set()
     batcher = DynamicBatcher(model.query_groups, 1, 10, 5)
     service = QueryService(
-        AsyncStore(store, 10), model, "a", index=reference._live, workers=pool, batcher=batcher
+        AsyncStore(store, 10),
+        model,
+        "a",
+        index=reference._live,
+        workers=pool,
+        batcher=batcher,
+        inline=InlinePolicy.never(),
     )
-    monkeypatch.setattr(service_module, "INLINE_WORK", -1)
-    monkeypatch.setattr(service_module, "IDLE_INLINE_WORK", -1)
     try:
         got = [d.id for d in (await service.query_decisions(params(TEXTS[0], mode))).decisions]
     finally:

@@ -10,10 +10,9 @@ from typing import TypeVar
 
 import pytest
 
-import a2a.query.service as service_module
 from a2a.embeddings import Embedder, is_static
 from a2a.query.params import QueryDecisionsParams
-from a2a.query.service import QueryService
+from a2a.query.service import INLINE_BURST_SECONDS, InlinePolicy, QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.workers import Saturated, WorkerPool
 from tests.conftest import SAMPLE, index_records
@@ -76,16 +75,16 @@ async def test_a_cheap_query_is_answered_while_every_worker_is_busy(
 
 
 async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
-    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool, monkeypatch: pytest.MonkeyPatch
+    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool
 ) -> None:
     free = QueryService(AsyncStore(store, 10), fast, "a")
     await _ids(free)  # loads the index
     service = QueryService(AsyncStore(store, 10), fast, "a", index=free._live, workers=busy)
     # Every row passes: one row over the bound (wordllama's vectors have 256 dimensions).
-    monkeypatch.setattr(service_module, "INLINE_WORK", (len(SAMPLE) - 1) * 256)
+    service.inline = InlinePolicy(work=(len(SAMPLE) - 1) * 256)
     with pytest.raises(Saturated):
         await _ids(service)
-    monkeypatch.undo()
+    service.inline = InlinePolicy()
     writing, done = threading.Event(), threading.Event()
 
     def writer() -> None:
@@ -138,12 +137,14 @@ class Counted(WorkerPool):
 
 
 async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statistics_exist(
-    store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
+    store: ChromaDecisionStore, fast: Embedder
 ) -> None:
-    monkeypatch.setattr(service_module, "INLINE_BURST_SECONDS", 3600.0)  # never shuts here
+    never_shuts = InlinePolicy(burst_seconds=3600.0)
     pool = Counted()
-    service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool)
-    reference = QueryService(AsyncStore(store, 10), fast, "a", index=service._live)
+    service = QueryService(AsyncStore(store, 10), fast, "a", workers=pool, inline=never_shuts)
+    reference = QueryService(
+        AsyncStore(store, 10), fast, "a", index=service._live, inline=InlinePolicy.never()
+    )
 
     async def sent(mode: str) -> int:
         """Calls this query sent to a worker; its answer equals the worker-only one."""
@@ -152,10 +153,7 @@ async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statisti
         )
         before = pool.calls
         got = [d.model_dump() for d in (await service.query_decisions(params)).decisions]
-        with monkeypatch.context() as worker_only:
-            worker_only.setattr(service_module, "IDLE_INLINE_WORK", -1)
-            worker_only.setattr(service_module, "INLINE_WORK", -1)
-            want = [d.model_dump() for d in (await reference.query_decisions(params)).decisions]
+        want = [d.model_dump() for d in (await reference.query_decisions(params)).decisions]
         assert got == want and len(got) >= 2
         return pool.calls - before
 
@@ -166,7 +164,7 @@ async def test_a_lone_caller_is_answered_inline_in_every_mode_once_bm25_statisti
     index_records(store, fast, [changed])  # a write: new statistics to compute
     assert await sent("hybrid") == 1
     assert await sent("hybrid") == 0
-    monkeypatch.setattr(service_module, "IDLE_INLINE_WORK", len(SAMPLE) * 256 - 1)
+    service.inline = InlinePolicy(burst_seconds=3600.0, idle_work=len(SAMPLE) * 256 - 1)
     assert await sent("semantic") == 1  # over the idle bound
 
 
@@ -193,7 +191,7 @@ async def test_a_busy_pool_sends_all_but_narrow_semantic_queries_to_a_worker(
 
 
 async def test_after_an_answer_on_the_loop_the_idle_path_shuts_for_its_share(
-    store: ChromaDecisionStore, fast: Embedder, monkeypatch: pytest.MonkeyPatch
+    store: ChromaDecisionStore, fast: Embedder
 ) -> None:
     """Answers on the loop never make the pool busy: without a share, concurrent callers
     would all be answered there, one after another, and hold the loop."""
@@ -209,14 +207,14 @@ async def test_after_an_answer_on_the_loop_the_idle_path_shuts_for_its_share(
     await sent("keyword")  # computes the BM25 statistics
     assert await sent("keyword") == 0
     service._inline_credit = 1e-9  # what is left after a burst of answers on the loop
-    monkeypatch.setattr(service_module, "INLINE_SHARE", 1e-9)  # and ~no accrual since
+    service.inline = InlinePolicy(share=1e-9)  # and ~no accrual since
     assert await sent("keyword") == 0  # credit was left: answered here, which spent it
     assert await sent("keyword") == 1
     assert await sent("hybrid") == 1
     assert await sent("semantic") == 0  # within INLINE_WORK, which holds always
-    monkeypatch.setattr(service_module, "INLINE_SHARE", 0.5)
+    service.inline = InlinePolicy()
     await asyncio.sleep(0.05)  # 25 ms of credit accrues, capped at INLINE_BURST_SECONDS
-    assert 0 < service._credit(time.perf_counter()) <= service_module.INLINE_BURST_SECONDS
+    assert 0 < service._credit(time.perf_counter()) <= INLINE_BURST_SECONDS
     assert await sent("keyword") == 0
 
 
