@@ -1,6 +1,6 @@
 """`cstp similar` and `cstp docs`: cstp.findSimilarDecisions and cstp.searchDocs from the shell.
 
-Exit codes as every client command (a2a.exit_codes): 0 answered, 1 the service returned an
+Exit codes as every client command (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 error, 2 a bad option (neither or both of ID and a proposal), 5 the service is not reachable.
 """
 
@@ -13,11 +13,12 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from a2a import cli_options as options
-from a2a.cli_decisions import _client, _out
+from a2a.cli import options
+from a2a.cli.decisions import _client, _out
 from a2a.similarity.results import FindSimilarDecisionsResult
 
 
+@options.with_filters()
 def similar(
     decision_id: Annotated[
         str | None,
@@ -37,13 +38,7 @@ def similar(
         options.StakesValue | None,
         typer.Option("--proposal-stakes", metavar="STAKES", help="The proposal's stakes."),
     ] = None,
-    category: options.Category = None,
-    min_confidence: options.MinConfidence = None,
-    max_confidence: options.MaxConfidence = None,
-    date_after: options.DateAfter = None,
-    date_before: options.DateBefore = None,
-    stakes: options.Stakes = None,
-    status: options.Status = None,
+    filters: dict[str, Any] | None = None,
     limit: Annotated[
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
@@ -68,15 +63,6 @@ def similar(
             " not both",
             param_hint="ID",
         )
-    filters = options.filters(
-        category=category,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-        stakes=stakes,
-        status=status,
-    )
     with _client(url, token) as client:
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
     out = _out(as_json)

@@ -1,6 +1,6 @@
 """The `cstp` command: index decision records, serve them over JSON-RPC, query and evaluate.
 
-Exit codes (a2a.exit_codes): 0 done; 1 some files failed to index, or the service answered
+Exit codes (a2a.cli.exit_codes): 0 done; 1 some files failed to index, or the service answered
 `query` with an error; 2 a bad setting, option or argument; 3 the store or embedding model
 cannot be used; 4 the address cannot be bound; 5 the service cannot be reached; 130/143
 stopped by SIGINT/SIGTERM.
@@ -18,12 +18,12 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from a2a import exit_codes
-from a2a.cli_decisions import register as register_decision_commands
-from a2a.cli_help import PlainHelpCommand, use_plain_help
-from a2a.cli_lifecycle import register as register_lifecycle_commands
-from a2a.cli_query import query
-from a2a.cli_search import docs, similar
+from a2a.cli import exit_codes
+from a2a.cli.decisions import register as register_decision_commands
+from a2a.cli.help import PlainHelpCommand, use_plain_help
+from a2a.cli.lifecycle import register as register_lifecycle_commands
+from a2a.cli.query import query
+from a2a.cli.search import docs, similar
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging

@@ -8,6 +8,10 @@ in one and `--date-after` in another); names a command used before stay as hidde
 
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -117,6 +121,72 @@ def filters(
     }
     chosen = {k: v for k, v in wire.items() if v not in (None, [])}
     return chosen or None
+
+
+#: The filter options by parameter name, in the order a help page lists them.
+FILTER_OPTIONS: dict[str, Any] = {
+    "category": Category,
+    "status": Status,
+    "stakes": Stakes,
+    "min_confidence": MinConfidence,
+    "max_confidence": MaxConfidence,
+    "date_after": DateAfter,
+    "date_before": DateBefore,
+}
+
+Command = Callable[..., None]
+
+
+def with_filters(*names: str) -> Callable[[Command], Command]:
+    """Give a command the filter options `names` (all of FILTER_OPTIONS when none is named),
+    declared once here, where its `filters` parameter stands; the command is called with
+    `filters=` the wire's filters object of those options (`filters`; None when none is given).
+    """
+    chosen = names or tuple(FILTER_OPTIONS)
+
+    def decorate(command: Command) -> Command:
+        hints = typing.get_type_hints(command, include_extras=True)
+        params: list[inspect.Parameter] = []
+        for param in inspect.signature(command).parameters.values():
+            if param.name == "filters":
+                params += [
+                    inspect.Parameter(
+                        name, param.kind, default=None, annotation=FILTER_OPTIONS[name]
+                    )
+                    for name in chosen
+                ]
+            else:
+                params.append(param.replace(annotation=hints[param.name]))
+
+        @functools.wraps(command)
+        def run(**given: Any) -> None:
+            wire = filters(**{name: given.pop(name) for name in chosen})
+            command(**given, filters=wire)
+
+        # typer reads the options from the signature and its annotations.
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate
+
+
+def old_dates(
+    filters: dict[str, Any] | None, after: str | None, before: str | None
+) -> dict[str, Any]:
+    """`filters` with the dates given by their hidden old names (`OldAfter`, `OldBefore`).
+
+    Raises typer.BadParameter (exit 2) when a date is given by both names, differently.
+    """
+    wire = dict(filters or {})
+    for key, old, name in (
+        ("dateAfter", after, "--date-after"),
+        ("dateBefore", before, "--date-before"),
+    ):
+        value = either(wire.get(key), old, name)
+        if value is not None:
+            wire[key] = value
+    return wire
 
 
 def either(new: str | None, old: str | None, name: str) -> str | None:

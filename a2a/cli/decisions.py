@@ -14,27 +14,20 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from a2a import cli_options as options
-from a2a import exit_codes
-from a2a.cli_options import (  # the shared options, by the names this module has always used
+from a2a.cli import exit_codes
+from a2a.cli.options import (  # the shared options, by the names this module has always used
     AsJson,
-    Category,
-    DateAfter,
-    DateBefore,
-    MaxConfidence,
-    MinConfidence,
-    Stakes,
-    Status,
     Token,
     Url,
+    with_filters,
 )
-from a2a.cli_query import default_url
+from a2a.cli.query import default_url
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.query.results import DecisionMetadata
 from a2a.settings import SettingsError, load_settings
 
-#: Exit codes, as for `cstp query` (a2a.exit_codes): 0 answered, 1 the service returned an
+#: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 #: error, 2 the decision file (or a setting) could not be read, 5 the service could not be
 #: reached.
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = exit_codes.OK, exit_codes.FAILED, exit_codes.SETTINGS
@@ -68,10 +61,6 @@ def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
         err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
         code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
         raise typer.Exit(code) from None
-
-
-def _filters(**given: Any) -> dict[str, Any] | None:
-    return options.filters(**given)
 
 
 def read_decisions(source: str) -> list[dict[str, Any]]:
@@ -173,14 +162,9 @@ def get(
         out.print(f"[bold]tags[/bold]: {', '.join(record.tags)}")
 
 
+@with_filters()
 def list_command(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
+    filters: dict[str, Any] | None = None,
     order: Annotated[
         str | None, typer.Option(metavar="ORDER", help="dateDesc (default) or dateAsc.")
     ] = None,
@@ -196,15 +180,6 @@ def list_command(
     as_json: AsJson = False,
 ) -> None:
     """List decisions in date order (cstp.listDecisions), a page or (--all) every one."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
     out = _out(as_json)
     with _client(url, token) as client:
         if every:
@@ -222,14 +197,9 @@ def list_command(
         out.print(f"next page: --cursor {next_cursor}")
 
 
+@with_filters()
 def calibration(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
+    filters: dict[str, Any] | None = None,
     bins: Annotated[
         int | None, typer.Option(metavar="2..20", help="Equal-width bins over [0, 1] (default 5).")
     ] = None,
@@ -238,15 +208,6 @@ def calibration(
     as_json: AsJson = False,
 ) -> None:
     """How well confidence matched outcomes (cstp.getCalibration)."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
     with _client(url, token) as client:
         result = client.get_calibration(filters, bins=bins)
     out = _out(as_json)

@@ -9,26 +9,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from a2a.cli_decisions import (
+from a2a.cli.decisions import (
     EXIT_INPUT,
     _client,
-    _filters,
     _out,
     err,
     read_decisions,
     summaries_table,
 )
-from a2a.cli_options import (
+from a2a.cli.options import (
     AsJson,
-    Category,
-    DateAfter,
-    DateBefore,
-    MaxConfidence,
-    MinConfidence,
-    Stakes,
-    Status,
     Token,
     Url,
+    with_filters,
 )
 
 Ids = Annotated[
@@ -110,28 +103,14 @@ def delete(
         out.print(f"{result.id} deleted")
 
 
+@with_filters()
 def stats(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
+    filters: dict[str, Any] | None = None,
     url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
     """Decision counts by month x outcome, category, status and agent (cstp.getStats)."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
     with _client(url, token) as client:
         result = client.get_stats(filters)
     out = _out(as_json)
@@ -154,6 +133,7 @@ def stats(
         out.print(f"by {key}: {listed}")
 
 
+@with_filters("category", "status", "stakes")
 def drift(
     recent_days: Annotated[
         int | None, typer.Option(metavar="DAYS", help="Recent window (1..365 days).")
@@ -164,15 +144,12 @@ def drift(
     group_by: Annotated[
         str | None, typer.Option(metavar="category|agent", help="category (default) or agent.")
     ] = None,
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
+    filters: dict[str, Any] | None = None,
     url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
     """Groups whose recent Brier score is worse than their baseline (cstp.checkDrift)."""
-    filters = _filters(category=category, status=status, stakes=stakes)
     with _client(url, token) as client:
         result = client.check_drift(
             recent_days=recent_days, baseline_days=baseline_days, group_by=group_by, filters=filters
