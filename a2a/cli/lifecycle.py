@@ -18,10 +18,8 @@ from a2a.cli.decisions import (
     summaries_table,
 )
 from a2a.cli.options import (
-    AsJson,
-    Token,
-    Url,
-    with_filters,
+    Connection,
+    shared_options,
 )
 
 Ids = Annotated[
@@ -29,6 +27,7 @@ Ids = Annotated[
 ]
 
 
+@shared_options()
 def update(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     reason: Annotated[
@@ -52,9 +51,8 @@ def update(
     ] = None,
     supersedes: Ids = None,
     related_to: Ids = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Amend a decision (cstp.updateDecision, scope write); prints its summary."""
     sent: dict[str, Any] = {}
@@ -75,46 +73,45 @@ def update(
         "relatedTo": related_to,
     }
     sent.update({name: value for name, value in options.items() if value is not None})
-    with _client(url, token) as client:
+    with _client(connection) as client:
         summary = client.update_decision(decision_id, sent, reason)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(summary.model_dump(by_alias=True)))
     else:
         out.print(summaries_table([summary], "updated"))
 
 
+@shared_options()
 def delete(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     reason: Annotated[
         str, typer.Option(metavar="WHY", help="Why it is deleted (logged, not stored).")
     ],
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Delete a decision and its links (cstp.deleteDecision; your own, or any with admin)."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.delete_decision(decision_id, reason)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
     else:
         out.print(f"{result.id} deleted")
 
 
-@with_filters()
+@shared_options()
 def stats(
     filters: dict[str, Any] | None = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Decision counts by month x outcome, category, status and agent (cstp.getStats)."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.get_stats(filters)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     out.print(f"{result.decisions} decision(s), {result.undated} undated")
@@ -133,7 +130,7 @@ def stats(
         out.print(f"by {key}: {listed}")
 
 
-@with_filters("category", "status", "stakes")
+@shared_options("category", "status", "stakes")
 def drift(
     recent_days: Annotated[
         int | None, typer.Option(metavar="DAYS", help="Recent window (1..365 days).")
@@ -145,17 +142,16 @@ def drift(
         str | None, typer.Option(metavar="category|agent", help="category (default) or agent.")
     ] = None,
     filters: dict[str, Any] | None = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Groups whose recent Brier score is worse than their baseline (cstp.checkDrift)."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.check_drift(
             recent_days=recent_days, baseline_days=baseline_days, group_by=group_by, filters=filters
         )
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     table = Table(title="calibration drift", title_justify="left")
@@ -177,15 +173,10 @@ def _score(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+#: The commands by name, for the `cstp` app (a2a.cli.main) to register.
 COMMANDS: dict[str, Callable[..., None]] = {
     "update": update,
     "delete": delete,
     "stats": stats,
     "drift": drift,
 }
-
-
-def register(app: typer.Typer) -> None:
-    """Add the lifecycle commands to the `cstp` app."""
-    for name, command in COMMANDS.items():
-        app.command(name)(command)

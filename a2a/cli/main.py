@@ -18,10 +18,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from a2a.cli import exit_codes
-from a2a.cli.decisions import register as register_decision_commands
+from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
-from a2a.cli.lifecycle import register as register_lifecycle_commands
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
 from a2a.embeddings import EmbeddingModelError
@@ -465,9 +463,10 @@ app.command("query", cls=PlainHelpCommand, short_help="Search a running service 
 )
 
 
-# The decision commands (record, review, get, list, calibration) live in their own module.
-register_decision_commands(app)
-register_lifecycle_commands(app)
+# The decision commands (record, review, get, list, calibration) and the lifecycle ones
+# (update, delete, stats, drift) live in modules of their own.
+for name, command in {**decisions.COMMANDS, **lifecycle.COMMANDS}.items():
+    app.command(name)(command)
 app.command("similar", cls=PlainHelpCommand)(similar)
 app.command("docs", cls=PlainHelpCommand)(docs)
 # Last: every command's help without Python type labels, whoever registered it.

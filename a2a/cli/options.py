@@ -12,6 +12,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -134,15 +135,37 @@ FILTER_OPTIONS: dict[str, Any] = {
     "date_before": DateBefore,
 }
 
+#: --url, --token and --json, which every client command takes, with their defaults.
+CONNECTION_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "url": (Url, None),
+    "token": (Token, None),
+    "as_json": (AsJson, False),
+}
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A client command's --url (None: the address `cstp serve` binds), --token and --json."""
+
+    url: str | None
+    token: str | None
+    as_json: bool
+
+
 Command = Callable[..., None]
 
 
-def with_filters(*names: str) -> Callable[[Command], Command]:
-    """Give a command the filter options `names` (all of FILTER_OPTIONS when none is named),
-    declared once here, where its `filters` parameter stands; the command is called with
-    `filters=` the wire's filters object of those options (`filters`; None when none is given).
+def shared_options(*filter_names: str) -> Callable[[Command], Command]:
+    """Give a command the options declared once here, for the parameters that stand for them:
+
+    - `filters`: the filter options `filter_names` (all of FILTER_OPTIONS when none is named);
+      the command gets the wire's filters object of them (`filters`; None when none is given);
+    - `connection`: --url, --token and --json (CONNECTION_OPTIONS); the command gets a
+      `Connection`.
+
+    The options stand where the parameter does, so a help page lists them in that place.
     """
-    chosen = names or tuple(FILTER_OPTIONS)
+    chosen = filter_names or tuple(FILTER_OPTIONS)
 
     def decorate(command: Command) -> Command:
         hints = typing.get_type_hints(command, include_extras=True)
@@ -155,13 +178,24 @@ def with_filters(*names: str) -> Callable[[Command], Command]:
                     )
                     for name in chosen
                 ]
+            elif param.name == "connection":
+                params += [
+                    inspect.Parameter(name, param.kind, default=default, annotation=annotation)
+                    for name, (annotation, default) in CONNECTION_OPTIONS.items()
+                ]
             else:
                 params.append(param.replace(annotation=hints[param.name]))
+        declared = inspect.signature(command).parameters
 
         @functools.wraps(command)
         def run(**given: Any) -> None:
-            wire = filters(**{name: given.pop(name) for name in chosen})
-            command(**given, filters=wire)
+            if "filters" in declared:
+                given["filters"] = filters(**{name: given.pop(name) for name in chosen})
+            if "connection" in declared:
+                given["connection"] = Connection(
+                    **{name: given.pop(name) for name in CONNECTION_OPTIONS}
+                )
+            command(**given)
 
         # typer reads the options from the signature and its annotations.
         run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

@@ -104,7 +104,7 @@ def run_query(
     return exit_codes.OK
 
 
-@options.with_filters()
+@options.shared_options()
 def query(
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
     filters: dict[str, Any] | None = None,
@@ -126,11 +126,10 @@ def query(
         bool,
         typer.Option("--reasons", help="Ask for each decision's reason types; shown as a column."),
     ] = False,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
     after: options.OldAfter = None,
     before: options.OldBefore = None,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Ask a running service for decisions (cstp.queryDecisions) and print them."""
     params = query_params(
@@ -142,8 +141,9 @@ def query(
         maxDistance=max_distance,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    base = url or default_url(_settings(err))
+    base = connection.url or default_url(_settings(err))
     # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
+    as_json = connection.as_json
     out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
-    code = run_query(base, token, params, as_json=as_json, out=out, err=err)
+    code = run_query(base, connection.token, params, as_json=as_json, out=out, err=err)
     raise typer.Exit(code)

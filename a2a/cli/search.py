@@ -18,7 +18,7 @@ from a2a.cli.decisions import _client, _out
 from a2a.similarity.results import FindSimilarDecisionsResult
 
 
-@options.with_filters()
+@options.shared_options()
 def similar(
     decision_id: Annotated[
         str | None,
@@ -42,9 +42,8 @@ def similar(
     limit: Annotated[
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Decisions like a stored one (ID) or a proposal (--tag, --proposal-category,
     --proposal-stakes), by tags, category and stakes (cstp.findSimilarDecisions)."""
@@ -63,10 +62,10 @@ def similar(
             " not both",
             param_hint="ID",
         )
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     if result.reason:
@@ -95,21 +94,21 @@ def similar_table(result: FindSimilarDecisionsResult) -> Table:
     return table
 
 
+@options.shared_options()
 def docs(
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look up, in words.")],
     max_sections: Annotated[
         int | None,
         typer.Option(metavar="1..10", help="Most sections returned (default 3)."),
     ] = None,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Search the operator guide (cstp.searchDocs) and print the matching sections."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.search_docs(text, max_sections)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.model_dump(mode="json")))
         return
     if not result.sections:
