@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from a2a.auth.tokens import TokenFormatError, load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
 from a2a.cli.query import query
@@ -74,8 +75,10 @@ def _main(
 
 def _settings(**overrides: Any) -> Settings:
     try:
-        return load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    except SettingsError as exc:
+        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+        load_token_table(settings)  # CSTP_AUTH_TOKENS(_FILE) checked before anything opens
+        return settings
+    except (SettingsError, TokenFormatError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
 

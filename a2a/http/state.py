@@ -11,7 +11,7 @@ from starlette.requests import HTTPConnection
 
 from a2a import __version__
 from a2a.auth.caller import TrustedProxies
-from a2a.auth.tokens import TokenTable
+from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.service import docs_service
@@ -146,7 +146,7 @@ def build_state(
         store=store,
         metrics=metrics,
         calls=calls,
-        tokens=settings.token_table,
+        tokens=load_token_table(settings),
         proxies=TrustedProxies(settings.trusted_proxies),
         methods=methods,
         rate_limits=rate_limits,
