@@ -236,7 +236,7 @@ class Settings(BaseSettings):
     index_on_start: list[Path] = Field(default_factory=list)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_batch_size: int = Field(default=50, ge=1)
-    #: Records per `cstp index` batch (capped by Chroma's own limit; a2a.indexer).
+    #: Records per `cstp index` batch (capped by Chroma's own limit; a2a.ingest.indexer).
     index_batch_size: int = Field(default=5000, ge=1)
     max_json_depth: int = Field(default=64, ge=2)
     log_level: Literal["debug", "info", "warning", "error"] = "info"

@@ -24,11 +24,11 @@ from a2a.cli.help import PlainHelpCommand, use_plain_help
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
 from a2a.embeddings import EmbeddingModelError
-from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+from a2a.ingest.stopping import StopRequest, stop_on_signals
 from a2a.observability.logs import configure_logging
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
-from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 
 app = typer.Typer(
@@ -180,7 +180,7 @@ def index(
         try:
             summary = _run_index(runtime, paths, stop, progress)
             if prune and not summary.interrupted:
-                from a2a.prune import prune_and_report
+                from a2a.ingest.prune import prune_and_report
 
                 indexer = Indexer(
                     runtime.store, runtime.embedder, runtime.settings.index_batch_size
