@@ -37,6 +37,7 @@ lint: install
 	$(BIN)/ruff check a2a tests bench scripts
 	$(BIN)/ruff format --check a2a tests bench scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff format a2a tests bench

@@ -1,5 +1,5 @@
 """`python -m a2a` runs the `cstp` command."""
 
-from a2a.cli import main
+from a2a.cli.main import main
 
 main()

@@ -35,7 +35,7 @@ class RateLimited(Exception):
         super().__init__(f"rate limit {limit} exceeded; retry after {retry_after} s")
         self.retry_after = max(1, retry_after)
         self.limit = limit
-        #: The `a2a.limits.quota.Quota` of each limit the call was counted against.
+        #: The `a2a.rpc.quota.Quota` of each limit the call was counted against.
         self.quotas = tuple(quotas)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -134,6 +135,11 @@ class DecisionRecord(BaseModel):
         """
         content = self.model_dump(mode="json", exclude=set(SERVICE_FIELDS))
         return canonical_hash({"format": RECORD_FORMAT, **content})
+
+
+def normalize_tags(tags: Iterable[str]) -> frozenset[str]:
+    """Tags trimmed and case-folded, so `" Postgres"` equals `"postgres"`; blank tags dropped."""
+    return frozenset(folded for tag in tags if (folded := tag.strip().casefold()))
 
 
 def canonical_hash(value: object) -> str:

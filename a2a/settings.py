@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, Self
+from urllib.parse import urlsplit
 
+from limits import RateLimitItem, parse_many
 from pydantic import (
     AfterValidator,
     AnyHttpUrl,
+    BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
-    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -26,17 +32,21 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as PydanticSettingsError
 
-from a2a.auth.tokens import TokenTable, load_token_table
-from a2a.embeddings import DEFAULT_MODEL, MODELS
-from a2a.limits.config import (
-    check_limit,
-    check_method_limits,
-    check_storage_uri,
-    method_limits_before,
+# Settings is the lowest layer: it imports nothing of a2a (import-linter checks it, in
+# pyproject.toml). The value types it validates live here; the composition root turns the
+# values into objects (token table, rate limits, stores) and passes them down.
+
+#: Retrieval modes of cstp.queryDecisions (CONTRACT.md, `retrievalMode`).
+RetrievalMode = Literal["semantic", "keyword", "hybrid"]
+#: Score fusions of hybrid retrieval (a2a.query.fusion).
+FusionMethod = Literal["rrf", "minmax", "dbsf", "tmm"]
+#: The embedding models a2a.embeddings can load, by name; the first is the default.
+EMBEDDING_MODELS: Final = (
+    "all-minilm-l6-v2-int8",
+    "wordllama-l2-supercat-256",
+    "chroma-onnx-all-minilm-l6-v2",
 )
-from a2a.query.fusion import FusionMethod
-from a2a.query.params import RetrievalMode
-from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
+DEFAULT_MODEL: Final = EMBEDDING_MODELS[0]
 
 #: Where the settings file is looked for unless CSTP_CONFIG names another.
 DEFAULT_CONFIG_FILE = Path("config/cstp.yaml")
@@ -46,6 +56,109 @@ PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 def _blank_is_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else value
+
+
+#: Storage schemes served (sync `limits` storages, run in worker threads). `memory://` keeps
+#: limits per process; the Redis ones share them between processes.
+STORAGE_SCHEMES = ("memory", "redis", "rediss", "redis+unix")
+#: The scope of the overall per-agent limit, which no JSON-RPC method name can take.
+ANY_METHOD = "*"
+
+
+def parse_limit(text: str) -> list[RateLimitItem]:
+    """`"120/minute"` or `"10/second;600/hour"` as limit items (limits' string notation).
+
+    Raises ValueError, without library internals, when `text` is not such a string.
+    """
+    try:
+        return parse_many(text)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a limit like '120/minute' or '10/second;600/hour'"
+        ) from None
+
+
+def check_limit(text: str | None) -> str | None:
+    """Settings validator: a parseable limit string, or None (no limit)."""
+    if text is not None:
+        parse_limit(text)
+    return text
+
+
+def method_limits_before(value: Any) -> Any:
+    """Settings pre-validator: `"m1=120/minute,m2=10/second"` (or JSON) as a dict.
+
+    CSTP_RATE_LIMITS is written as comma-separated `method=limit` pairs; a JSON object and
+    the YAML mapping of config/cstp.yaml are taken as they are. Raises ValueError for a pair
+    without `=`.
+    """
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("{"):
+        return json.loads(text)
+    pairs: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        method, sep, limit = (part.strip() for part in item.partition("="))
+        if not sep or not method:
+            raise ValueError(f"{item!r} is not method=limit (e.g. cstp.queryDecisions=120/minute)")
+        pairs[method] = limit
+    return pairs
+
+
+def check_method_limits(value: dict[str, str]) -> dict[str, str]:
+    """Settings validator: every value a limit string, no method named like a scope."""
+    for method, limit in value.items():
+        if method == ANY_METHOD or not method or any(c.isspace() for c in method):
+            raise ValueError(f"{method!r} is not a method name")
+        try:
+            parse_limit(limit)
+        except ValueError as exc:
+            raise ValueError(f"{method}: {exc}") from None
+    return value
+
+
+def check_storage_uri(value: str) -> str:
+    """Settings validator: a `memory://` or Redis URI (see STORAGE_SCHEMES)."""
+    scheme = urlsplit(value).scheme
+    if scheme not in STORAGE_SCHEMES or "://" not in value:
+        raise ValueError(f"storage must be one of {', '.join(s + '://' for s in STORAGE_SCHEMES)}")
+    return value
+
+
+#: How far the weights may sum from 1 before start-up fails (float rounding in a config file).
+SUM_TOLERANCE = 1e-9
+
+Weight = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+class SimilarityWeights(BaseModel):
+    """Weight of each score component: each a finite number in [0, 1], all three summing to 1.
+
+    Setting `similarity_weights` (env CSTP_SIMILARITY_WEIGHTS, JSON
+    `{"tags": 0.6, "category": 0.25, "stakes": 0.15}`). All three keys are required, so a
+    partial object fails rather than mixing with the defaults. Raises pydantic.ValidationError
+    when a weight is missing, unknown, not a number, out of range, or the sum is off by more
+    than SUM_TOLERANCE.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    tags: Weight
+    category: Weight
+    stakes: Weight
+
+    @model_validator(mode="after")
+    def _sum_is_one(self) -> Self:
+        total = self.tags + self.category + self.stakes
+        if abs(total - 1.0) > SUM_TOLERANCE:
+            raise ValueError(f"weights sum to {total:.12g}; they must sum to 1")
+        return self
+
+
+#: The structural-similarity spike's weights (shared/seeds/000): Jaccard over the affected
+#: set 0.60, kind match 0.25, magnitude match 0.15.
+DEFAULT_WEIGHTS = SimilarityWeights(tags=0.60, category=0.25, stakes=0.15)
 
 
 #: `agent1:token1,agent2:token2:read+write`; never echoed (SecretStr) nor named in errors.
@@ -69,10 +182,22 @@ def _comma_list(value: Any) -> Any:
     return value
 
 
-def _check_networks(value: list[str]) -> list[str]:
-    from a2a.auth.caller import TrustedProxies
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-    TrustedProxies(value)
+
+def parse_networks(texts: Iterable[str]) -> list[Network]:
+    """Addresses or CIDR blocks as networks. Raises ValueError naming a bad one."""
+    networks: list[Network] = []
+    for text in texts:
+        try:
+            networks.append(ipaddress.ip_network(text.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IP address or CIDR block") from None
+    return networks
+
+
+def _check_networks(value: list[str]) -> list[str]:
+    parse_networks(value)
     return value
 
 
@@ -111,7 +236,7 @@ class Settings(BaseSettings):
     index_on_start: list[Path] = Field(default_factory=list)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_batch_size: int = Field(default=50, ge=1)
-    #: Records per `cstp index` batch (capped by Chroma's own limit; a2a.indexer).
+    #: Records per `cstp index` batch (capped by Chroma's own limit; a2a.ingest.indexer).
     index_batch_size: int = Field(default=5000, ge=1)
     max_json_depth: int = Field(default=64, ge=2)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -166,24 +291,11 @@ class Settings(BaseSettings):
     # Blank is unset (a per-process key): an empty key would sign cursors anyone can forge.
     cursor_secret: Annotated[SecretStr | None, BeforeValidator(_blank_is_none)] = None
 
-    _token_table: TokenTable = PrivateAttr(default_factory=lambda: TokenTable([]))
-
-    @model_validator(mode="after")
-    def _parse_tokens(self) -> Settings:
-        # The one parse of the tokens (environment and file); errors name the setting.
-        self._token_table = load_token_table(self)
-        return self
-
-    @property
-    def token_table(self) -> TokenTable:
-        """The tokens of CSTP_AUTH_TOKENS and CSTP_AUTH_TOKENS_FILE (empty: auth off)."""
-        return self._token_table
-
     @field_validator("embedding_model")
     @classmethod
     def _known_model(cls, value: str) -> str:
-        if value not in MODELS:
-            raise ValueError(f"unknown model {value!r}; choose one of {sorted(MODELS)}")
+        if value not in EMBEDDING_MODELS:
+            raise ValueError(f"unknown model {value!r}; choose one of {sorted(EMBEDDING_MODELS)}")
         return value
 
     @field_validator("chroma_url", "public_url", mode="before")

@@ -41,7 +41,7 @@ from typing import Any, cast
 import anyio
 
 from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
-from a2a.indexer import Indexer, IndexSummary
+from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.query.filters import to_where
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 
 from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
 from a2a.http.app import create_app
-from a2a.indexer import Indexer, IndexSummary
+from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord, Reason
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings

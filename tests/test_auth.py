@@ -8,19 +8,23 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
-from a2a.auth.middleware import bearer_token
 from a2a.auth.scopes import allows
 from a2a.auth.tokens import (
     TokenEntry,
     TokenFormatError,
     TokenTable,
+    load_token_table,
     parse_entries,
     parse_env_tokens,
     read_token_file,
 )
+from a2a.cli import exit_codes
+from a2a.cli.main import app as cli_app
 from a2a.embeddings import Embedder
-from a2a.settings import Settings, SettingsError, load_settings
+from a2a.http.identify import bearer_token
+from a2a.settings import Settings, load_settings
 from a2a.tenants.grants import DEFAULT_ONLY
 from tests.conftest import app_client, rpc_call
 
@@ -152,15 +156,24 @@ def test_bad_token_entries_fail_start_up_naming_the_setting_not_the_token(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv("CSTP_AUTH_TOKENS", f"bob:bob-token-2,{value}")
-    with pytest.raises(SettingsError) as raised:
-        load_settings()
+    with pytest.raises(TokenFormatError) as raised:
+        load_token_table(load_settings())
     assert "CSTP_AUTH_TOKENS" in str(raised.value)
     assert "secret" not in str(raised.value) and "bob-token-2" not in str(raised.value)
 
 
+def test_the_cli_refuses_bad_tokens_before_it_opens_anything(tmp_path: Path) -> None:
+    # Settings is a leaf and does not parse tokens; `cstp` checks them with the settings.
+    env = {"CSTP_AUTH_TOKENS": "alice-secret-token", "CSTP_DATA_DIR": str(tmp_path)}
+    result = CliRunner().invoke(cli_app, ["index", str(tmp_path)], env=env)
+    assert result.exit_code == exit_codes.SETTINGS
+    assert "CSTP_AUTH_TOKENS" in result.output and "secret" not in result.output
+    assert not (tmp_path / "chroma").exists()
+
+
 def test_unreadable_tokens_file_fails_start_up_naming_the_setting(tmp_path: Path) -> None:
-    with pytest.raises(SettingsError) as raised:
-        load_settings(auth_tokens_file=tmp_path / "missing")
+    with pytest.raises(TokenFormatError) as raised:
+        load_token_table(load_settings(auth_tokens_file=tmp_path / "missing"))
     assert "CSTP_AUTH_TOKENS_FILE" in str(raised.value)
 
 
@@ -256,6 +269,6 @@ def test_unknown_scopes_fail_start_up_naming_the_setting_not_the_token(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv("CSTP_AUTH_TOKENS", value)
-    with pytest.raises(SettingsError) as raised:
-        load_settings()
+    with pytest.raises(TokenFormatError) as raised:
+        load_token_table(load_settings())
     assert "CSTP_AUTH_TOKENS" in str(raised.value) and "secret" not in str(raised.value)

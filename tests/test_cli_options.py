@@ -11,9 +11,9 @@ from importlib.metadata import version
 import pytest
 from typer.testing import CliRunner
 
-from a2a import exit_codes
-from a2a.cli import app
-from a2a.cli_options import filters
+from a2a.cli import exit_codes
+from a2a.cli.main import app
+from a2a.cli.options import filters
 from tests.conftest import REPO
 from tests.servers import cstp, free_port, start_cstp, stop
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from a2a import exit_codes
-from a2a.cli import app
-from a2a.cli_query import default_url
+from a2a.cli import exit_codes
+from a2a.cli.main import app
+from a2a.cli.query import default_url
 from a2a.settings import load_settings
 from tests.conftest import REPO
 from tests.servers import cstp, free_port, start_cstp, stop

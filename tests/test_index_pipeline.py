@@ -13,7 +13,7 @@ import pytest
 
 from a2a.embeddings import Embedder, load_embedder
 from a2a.embeddings.child import ModelProcess
-from a2a.indexer import Indexer, IndexSummary
+from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore, StoredDecision
 

@@ -15,9 +15,9 @@ import pytest
 
 from a2a.embeddings import EmbeddingModelError, load_embedder
 from a2a.embeddings.child import ModelProcess
-from a2a.indexer import Indexer, IndexSummary
+from a2a.ingest.indexer import Indexer, IndexSummary
+from a2a.ingest.stopping import StopRequest
 from a2a.records import DecisionRecord
-from a2a.stopping import StopRequest
 from a2a.store import ChromaDecisionStore
 
 FAST = "wordllama-l2-supercat-256"

@@ -11,8 +11,8 @@ from a2a.decisions.params import RecordDecisionParams
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
-from a2a.indexer import Indexer, IndexSummary
-from a2a.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
+from a2a.ingest.indexer import Indexer, IndexSummary
+from a2a.ingest.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
 from a2a.settings import Settings
 from a2a.store import AsyncStore, ChromaDecisionStore
 from a2a.store.metadata import decode

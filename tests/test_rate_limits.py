@@ -17,7 +17,7 @@ import pytest
 from limits.storage import MemoryStorage
 from typer.testing import CliRunner
 
-from a2a.cli import app as cli_app
+from a2a.cli.main import app as cli_app
 from a2a.embeddings import Embedder
 from a2a.errors import RateLimited
 from a2a.http.app import create_app

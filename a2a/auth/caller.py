@@ -15,11 +15,10 @@ from starlette.types import Scope as AsgiScope
 
 from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
 from a2a.tenants.grants import DEFAULT_ONLY, OPEN, Grant
+from a2a.settings import Network, parse_networks
 
 #: `scope["state"]` key of the Caller (Starlette's `request.state.caller`).
 CALLER_KEY = "caller"
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +40,7 @@ class TrustedProxies:
 
     def __init__(self, networks: Iterable[str] = ()) -> None:
         """`networks`: addresses or CIDR blocks. Raises ValueError naming a bad one."""
-        self._networks: list[Network] = []
-        for text in networks:
-            try:
-                self._networks.append(ipaddress.ip_network(text.strip(), strict=False))
-            except ValueError:
-                raise ValueError(f"{text!r} is not an IP address or CIDR block") from None
+        self._networks: list[Network] = parse_networks(networks)
 
     def __contains__(self, address: str) -> bool:
         if not self._networks:
@@ -93,6 +87,6 @@ def anonymous(scope: AsgiScope, proxies: TrustedProxies) -> Caller:
 
 
 def caller_of(scope: AsgiScope) -> Caller:
-    """The Caller `a2a.auth.middleware.Identify` found for this request."""
+    """The Caller `a2a.http.identify.Identify` found for this request."""
     caller = scope.get("state", {}).get(CALLER_KEY)
     return caller if isinstance(caller, Caller) else UNKNOWN

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import Final
 
 from a2a.embeddings.base import Embedder, EmbeddingModelError, is_batchable, is_static
-
-DEFAULT_MODEL: Final = "all-minilm-l6-v2-int8"
+from a2a.settings import DEFAULT_MODEL, EMBEDDING_MODELS
 
 
 def _minilm() -> Embedder:
@@ -28,12 +27,11 @@ def _chroma() -> Embedder:
     return ChromaOnnxEmbedder()
 
 
-#: Model name -> loader. The names are what `embedding_model` in the settings accepts.
-MODELS: Final[dict[str, Callable[[], Embedder]]] = {
-    "all-minilm-l6-v2-int8": _minilm,
-    "wordllama-l2-supercat-256": _wordllama,
-    "chroma-onnx-all-minilm-l6-v2": _chroma,
-}
+#: Model name -> loader, for each name `embedding_model` in the settings accepts
+#: (a2a.settings.EMBEDDING_MODELS, in that order).
+MODELS: Final[dict[str, Callable[[], Embedder]]] = dict(
+    zip(EMBEDDING_MODELS, (_minilm, _wordllama, _chroma), strict=True)
+)
 
 
 def load_embedder(name: str) -> Embedder:

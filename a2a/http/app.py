@@ -12,9 +12,10 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from a2a.auth.caller import TrustedProxies
-from a2a.auth.middleware import OPEN_PATHS, Identify
+from a2a.auth.tokens import load_token_table
 from a2a.http import routes
 from a2a.http.console import console_routes, load_assets
+from a2a.http.identify import OPEN_PATHS, Identify
 from a2a.http.mcp import McpEndpoint, running
 from a2a.http.state import AppState, build_state
 from a2a.observability.calls import CallLog
@@ -54,7 +55,7 @@ def create_app(
     built = (
         None if runtime is None else build_state(settings, runtime, metrics, calls, extra_methods)
     )
-    tokens = settings.token_table
+    tokens = load_token_table(settings) if built is None else built.tokens
     open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
     # The operator console: static files, open without a token (they hold no data).
     console = load_assets()

@@ -26,7 +26,7 @@ async def rpc(request: Request) -> Response:
     """The /cstp door: body (413, 408) -> dispatcher (parse, envelope, batch, pipeline).
 
     200 with the reply, 204 when nothing is owed. Auth (401) has already run in
-    `a2a.auth.middleware.Identify`. The response carries `Retry-After` and `X-RateLimit-*`
+    `a2a.http.identify.Identify`. The response carries `Retry-After` and `X-RateLimit-*`
     from the calls' outcomes (`a2a.limits.headers.rate_limit_headers`); the outcomes are
     counted and logged here, once the response is built.
     """

@@ -13,7 +13,7 @@ from a2a import __version__
 from a2a.app.org import org_methods
 from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
-from a2a.auth.tokens import TokenTable
+from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.method import search_docs_method
@@ -163,7 +163,7 @@ def build_state(
         store=store,
         metrics=metrics,
         calls=calls,
-        tokens=settings.token_table,
+        tokens=load_token_table(settings),
         proxies=TrustedProxies(settings.trusted_proxies),
         methods=methods,
         rate_limits=rate_limits,

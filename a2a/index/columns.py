@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.query.params import QueryFilters
 from a2a.store.stored import StoredDecision
+
+if TYPE_CHECKING:
+    from a2a.query.params import QueryFilters
 
 BoolArray = npt.NDArray[np.bool_]
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.index.columns import BoolArray
-from a2a.query.params import QueryFilters
+
+if TYPE_CHECKING:
+    from a2a.query.params import QueryFilters
 
 #: Masks kept per index generation (each is one byte per row: 1 MB at 1M rows).
 MASKS_KEPT = 32

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -24,9 +24,11 @@ from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
-from a2a.query.params import QueryFilters
-from a2a.similarity.scoring import normalize_tags
+from a2a.records import normalize_tags
 from a2a.store.stored import SUMMARY_FIELDS, StoredDecision
+
+if TYPE_CHECKING:
+    from a2a.query.params import QueryFilters
 
 #: Up to this many passing rows, a semantic search scores each of them exactly (float64 from
 #: float32) in one step; past it, a float32 scan first and only the rows near the k-th

@@ -1,4 +1,5 @@
-"""Importers: turn ADR Markdown and YAML/JSON decision files into DecisionRecords."""
+"""Importers: turn ADR Markdown and YAML/JSON decision files into DecisionRecords; the indexer
+(`cstp index`: files -> records -> embeddings -> store), prune and stopping live beside them."""
 
 from a2a.ingest.dates import parse_loose_date, parse_record_date
 from a2a.ingest.errors import ParseError

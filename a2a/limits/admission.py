@@ -32,8 +32,8 @@ from limits.strategies import MovingWindowRateLimiter, RateLimiter
 
 from a2a.errors import RateLimited
 from a2a.limits.config import LimitPolicy, describe_storage
-from a2a.limits.quota import Quota
 from a2a.rpc.methods import CallContext
+from a2a.rpc.quota import Quota
 from a2a.settings import Settings
 
 log = logging.getLogger(__name__)

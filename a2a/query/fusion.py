@@ -24,12 +24,13 @@ import heapq
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, Protocol, get_args
+from typing import Any, Final, NamedTuple, Protocol, get_args
+
+from a2a.settings import FusionMethod as FusionMethod
 
 #: Decimal places kept in fused scores; ties at this precision go by id.
 SCORE_DECIMALS: Final = 6
 
-FusionMethod = Literal["rrf", "minmax", "dbsf", "tmm"]
 FUSION_METHODS: Final[tuple[str, ...]] = get_args(FusionMethod)
 
 #: Theoretical minimum of each score (tmm): cosine similarity and BM25.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -20,6 +20,10 @@ from pydantic.alias_generators import to_camel
 
 from a2a.query.dates import parse_bound
 from a2a.records import Stakes, Status
+
+# `semantic`: Chroma cosine distance (F002's behaviour); `keyword`: BM25; `hybrid`: both,
+# fused (the method and its parameters are settings: `CSTP_FUSION_METHOD`, `CSTP_HYBRID_*`).
+from a2a.settings import RetrievalMode as RetrievalMode
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 50
@@ -104,10 +108,6 @@ class QueryFilters(WireModel):
         """dateBefore as a UTC instant (inclusive), or None."""
         return None if self.date_before is None else parse_bound(self.date_before, "before")
 
-
-#: `semantic`: Chroma cosine distance (F002's behaviour); `keyword`: BM25; `hybrid`: both,
-#: fused (the method and its parameters are settings: `CSTP_FUSION_METHOD`, `CSTP_HYBRID_*`).
-RetrievalMode = Literal["semantic", "keyword", "hybrid"]
 
 #: Cosine distance in [0, 2]; strict: bool, strings, NaN and Infinity are refused.
 CosineDistance = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from a2a.similarity.weights import SimilarityWeights
+from a2a.settings import SimilarityWeights
 
 #: Decimal places kept in `score` and its components; ties at this precision go by id.
 SCORE_DECIMALS = 6
@@ -40,11 +40,6 @@ class Scored:
     id: str
     score: float
     components: ScoreComponents
-
-
-def normalize_tags(tags: Iterable[str]) -> frozenset[str]:
-    """Tags trimmed and case-folded, so `" Postgres"` equals `"postgres"`; blank tags dropped."""
-    return frozenset(folded for tag in tags if (folded := tag.strip().casefold()))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -11,10 +11,11 @@ from a2a.errors import FieldError, InvalidParams
 from a2a.index import SearchIndex
 from a2a.index.sync import LiveIndex
 from a2a.index.topk import top_k
+from a2a.records import normalize_tags
+from a2a.settings import SimilarityWeights
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
 from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, no_match_reason
-from a2a.similarity.scoring import Profile, Scored, normalize_tags, rank_by_score
-from a2a.similarity.weights import SimilarityWeights
+from a2a.similarity.scoring import Profile, Scored, rank_by_score
 from a2a.store import AsyncStore
 from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool

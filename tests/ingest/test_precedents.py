@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from a2a.indexer import Indexer, IndexSummary
 from a2a.ingest import discover, load_file
+from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.precedents import read_table, read_trace, split_tags
 
 INDEX = """# Precedent index

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from a2a.records import normalize_tags
+from a2a.settings import DEFAULT_WEIGHTS, SimilarityWeights
 from a2a.similarity.scoring import (
     Profile,
     ScoreComponents,
     compare,
     jaccard,
-    normalize_tags,
     rank_by_score,
     weighted_score,
 )
-from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
 
 
 def tags(*names: str) -> frozenset[str]:

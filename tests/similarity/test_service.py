@@ -9,9 +9,9 @@ import pytest
 from a2a.embeddings import Embedder
 from a2a.errors import InvalidParams
 from a2a.records import DecisionRecord
+from a2a.settings import DEFAULT_WEIGHTS, SimilarityWeights
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.service import SimilarityService
-from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
 from a2a.store import AsyncStore, ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from a2a.settings import SettingsError, load_settings
-from a2a.similarity.weights import DEFAULT_WEIGHTS, SimilarityWeights
+from a2a.settings import DEFAULT_WEIGHTS, SettingsError, SimilarityWeights, load_settings
 
 
 def test_default_weights_are_the_spikes() -> None:

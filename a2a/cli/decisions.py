@@ -14,27 +14,18 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from a2a import cli_options as options
-from a2a import exit_codes
-from a2a.cli_options import (  # the shared options, by the names this module has always used
-    AsJson,
-    Category,
-    DateAfter,
-    DateBefore,
-    MaxConfidence,
-    MinConfidence,
-    Stakes,
-    Status,
-    Token,
-    Url,
+from a2a.cli import exit_codes
+from a2a.cli.options import (  # the shared options, by the names this module has always used
+    Connection,
+    shared_options,
 )
-from a2a.cli_query import default_url
+from a2a.cli.query import default_url
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.query.results import DecisionMetadata
 from a2a.settings import SettingsError, load_settings
 
-#: Exit codes, as for `cstp query` (a2a.exit_codes): 0 answered, 1 the service returned an
+#: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 #: error, 2 the decision file (or a setting) could not be read, 5 the service could not be
 #: reached.
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = exit_codes.OK, exit_codes.FAILED, exit_codes.SETTINGS
@@ -49,10 +40,11 @@ def _out(as_json: bool) -> Console:
 
 
 @contextmanager
-def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
+def _client(connection: Connection) -> Iterator[CSTPClient]:
     """A client whose errors end the command with the error on stderr: exit 5 when the
     service could not be reached, else 1. Without a URL, the address `cstp serve` binds
     with the same settings (as `cstp query`)."""
+    url = connection.url
     if url is None:
         try:
             url = default_url(load_settings())
@@ -60,7 +52,7 @@ def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_INPUT) from None
     try:
-        with CSTPClient(url, token) as client:
+        with CSTPClient(url, connection.token) as client:
             yield client
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
@@ -68,10 +60,6 @@ def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
         err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
         code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
         raise typer.Exit(code) from None
-
-
-def _filters(**given: Any) -> dict[str, Any] | None:
-    return options.filters(**given)
 
 
 def read_decisions(source: str) -> list[dict[str, Any]]:
@@ -91,11 +79,11 @@ def read_decisions(source: str) -> list[dict[str, Any]]:
     return [json.loads(json.dumps(item, default=str)) for item in items]
 
 
+@shared_options()
 def record(
     file: Annotated[str, typer.Argument(metavar="FILE|-", help="YAML or JSON decision(s).")],
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Record decisions (cstp.recordDecision, scope write); prints each id.
 
@@ -106,16 +94,17 @@ def record(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_INPUT) from None
-    out = _out(as_json)
-    with _client(url, token) as client:
+    out = _out(connection.as_json)
+    with _client(connection) as client:
         for decision in decisions:
             result = client.record_decision(decision)
-            if as_json:  # one JSON object per line (JSON Lines), one line per decision
+            if connection.as_json:  # JSON Lines: one object per line, one line per decision
                 print(json.dumps(result.to_wire()), flush=True)
             else:
                 out.print(f"{result.id} {'created' if result.created else 'already recorded'}")
 
 
+@shared_options()
 def review(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     outcome: Annotated[
@@ -132,33 +121,32 @@ def review(
     reviewed_at: Annotated[
         str | None, typer.Option(metavar="DATETIME", help="RFC 3339 with offset; default now.")
     ] = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Review a decision (cstp.reviewDecision, scope write); prints its summary."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         summary = client.review_decision(
             decision_id, outcome, status=status, lessons=lessons, reviewed_at=reviewed_at
         )
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(summary.model_dump(by_alias=True)))
     else:
         out.print(summaries_table([summary], "reviewed"))
 
 
+@shared_options()
 def get(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Print one whole decision record (cstp.getDecision)."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         record = client.get_decision(decision_id)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(record.to_wire()))
         return
     wire = record.to_wire()
@@ -173,14 +161,9 @@ def get(
         out.print(f"[bold]tags[/bold]: {', '.join(record.tags)}")
 
 
+@shared_options()
 def list_command(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
+    filters: dict[str, Any] | None = None,
     order: Annotated[
         str | None, typer.Option(metavar="ORDER", help="dateDesc (default) or dateAsc.")
     ] = None,
@@ -191,29 +174,19 @@ def list_command(
         str | None, typer.Option(metavar="CURSOR", help="nextCursor of an earlier page.")
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """List decisions in date order (cstp.listDecisions), a page or (--all) every one."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
-    out = _out(as_json)
-    with _client(url, token) as client:
+    out = _out(connection.as_json)
+    with _client(connection) as client:
         if every:
             decisions = list(client.iter_decisions(filters, order=order, limit=limit))
             next_cursor = None
         else:
             page = client.list_decisions(filters, order=order, limit=limit, cursor=cursor)
             decisions, next_cursor = page.decisions, page.next_cursor
-    if as_json:
+    if connection.as_json:
         wire = [d.model_dump(by_alias=True) for d in decisions]
         out.print_json(json.dumps({"decisions": wire, "nextCursor": next_cursor}))
         return
@@ -222,35 +195,20 @@ def list_command(
         out.print(f"next page: --cursor {next_cursor}")
 
 
+@shared_options()
 def calibration(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
+    filters: dict[str, Any] | None = None,
     bins: Annotated[
         int | None, typer.Option(metavar="2..20", help="Equal-width bins over [0, 1] (default 5).")
     ] = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """How well confidence matched outcomes (cstp.getCalibration)."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.get_calibration(filters, bins=bins)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     brier = "n/a" if result.brier_score is None else f"{result.brier_score:.4f}"
@@ -293,6 +251,7 @@ def summaries_table(decisions: list[DecisionMetadata], title: str) -> Table:
     return table
 
 
+#: The commands by name, for the `cstp` app (a2a.cli.main) to register.
 COMMANDS: dict[str, Callable[..., None]] = {
     "record": record,
     "review": review,
@@ -300,9 +259,3 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "list": list_command,
     "calibration": calibration,
 }
-
-
-def register(app: typer.Typer) -> None:
-    """Add the decision commands to the `cstp` app."""
-    for name, command in COMMANDS.items():
-        app.command(name)(command)

@@ -1,6 +1,6 @@
 """The `cstp` command: index decision records, serve them over JSON-RPC, query and evaluate.
 
-Exit codes (a2a.exit_codes): 0 done; 1 some files failed to index, or the service answered
+Exit codes (a2a.cli.exit_codes): 0 done; 1 some files failed to index, or the service answered
 `query` with an error; 2 a bad setting, option or argument; 3 the store or embedding model
 cannot be used; 4 the address cannot be bound; 5 the service cannot be reached; 130/143
 stopped by SIGINT/SIGTERM.
@@ -18,18 +18,17 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from a2a import exit_codes
-from a2a.cli_decisions import register as register_decision_commands
-from a2a.cli_help import PlainHelpCommand, use_plain_help
-from a2a.cli_lifecycle import register as register_lifecycle_commands
-from a2a.cli_query import query
-from a2a.cli_search import docs, similar
+from a2a.auth.tokens import TokenFormatError, load_token_table
+from a2a.cli import decisions, exit_codes, lifecycle
+from a2a.cli.help import PlainHelpCommand, use_plain_help
+from a2a.cli.query import query
+from a2a.cli.search import docs, similar
 from a2a.embeddings import EmbeddingModelError
-from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+from a2a.ingest.stopping import StopRequest, stop_on_signals
 from a2a.observability.logs import configure_logging
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
-from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 
 app = typer.Typer(
@@ -76,8 +75,10 @@ def _main(
 
 def _settings(**overrides: Any) -> Settings:
     try:
-        return load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    except SettingsError as exc:
+        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+        load_token_table(settings)  # CSTP_AUTH_TOKENS(_FILE) checked before anything opens
+        return settings
+    except (SettingsError, TokenFormatError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
@@ -179,7 +180,7 @@ def index(
         try:
             summary = _run_index(runtime, paths, stop, progress)
             if prune and not summary.interrupted:
-                from a2a.prune import prune_and_report
+                from a2a.ingest.prune import prune_and_report
 
                 indexer = Indexer(
                     runtime.store, runtime.embedder, runtime.settings.index_batch_size
@@ -465,9 +466,10 @@ app.command("query", cls=PlainHelpCommand, short_help="Search a running service 
 )
 
 
-# The decision commands (record, review, get, list, calibration) live in their own module.
-register_decision_commands(app)
-register_lifecycle_commands(app)
+# The decision commands (record, review, get, list, calibration) and the lifecycle ones
+# (update, delete, stats, drift) live in modules of their own.
+for name, command in {**decisions.COMMANDS, **lifecycle.COMMANDS}.items():
+    app.command(name)(command)
 app.command("similar", cls=PlainHelpCommand)(similar)
 app.command("docs", cls=PlainHelpCommand)(docs)
 # Last: every command's help without Python type labels, whoever registered it.

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from a2a.indexer import Indexer, IndexSummary
 from a2a.ingest import ParseError, discover
+from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
 from a2a.store import DecisionStore
 from a2a.store.stored import StoredDecision

@@ -1,4 +1,4 @@
-"""One limit's state after a call was counted against it."""
+"""One limit's state after a call was counted against it (what an Admission returns)."""
 
 from __future__ import annotations
 

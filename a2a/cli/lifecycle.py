@@ -9,26 +9,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from a2a.cli_decisions import (
+from a2a.cli.decisions import (
     EXIT_INPUT,
     _client,
-    _filters,
     _out,
     err,
     read_decisions,
     summaries_table,
 )
-from a2a.cli_options import (
-    AsJson,
-    Category,
-    DateAfter,
-    DateBefore,
-    MaxConfidence,
-    MinConfidence,
-    Stakes,
-    Status,
-    Token,
-    Url,
+from a2a.cli.options import (
+    Connection,
+    shared_options,
 )
 
 Ids = Annotated[
@@ -36,6 +27,7 @@ Ids = Annotated[
 ]
 
 
+@shared_options()
 def update(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     reason: Annotated[
@@ -59,9 +51,8 @@ def update(
     ] = None,
     supersedes: Ids = None,
     related_to: Ids = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Amend a decision (cstp.updateDecision, scope write); prints its summary."""
     sent: dict[str, Any] = {}
@@ -82,60 +73,45 @@ def update(
         "relatedTo": related_to,
     }
     sent.update({name: value for name, value in options.items() if value is not None})
-    with _client(url, token) as client:
+    with _client(connection) as client:
         summary = client.update_decision(decision_id, sent, reason)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(summary.model_dump(by_alias=True)))
     else:
         out.print(summaries_table([summary], "updated"))
 
 
+@shared_options()
 def delete(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     reason: Annotated[
         str, typer.Option(metavar="WHY", help="Why it is deleted (logged, not stored).")
     ],
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    *,
+    connection: Connection,
 ) -> None:
     """Delete a decision and its links (cstp.deleteDecision; your own, or any with admin)."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.delete_decision(decision_id, reason)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
     else:
         out.print(f"{result.id} deleted")
 
 
+@shared_options()
 def stats(
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    min_confidence: MinConfidence = None,
-    max_confidence: MaxConfidence = None,
-    date_after: DateAfter = None,
-    date_before: DateBefore = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    filters: dict[str, Any] | None = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Decision counts by month x outcome, category, status and agent (cstp.getStats)."""
-    filters = _filters(
-        category=category,
-        status=status,
-        stakes=stakes,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-    )
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.get_stats(filters)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     out.print(f"{result.decisions} decision(s), {result.undated} undated")
@@ -154,6 +130,7 @@ def stats(
         out.print(f"by {key}: {listed}")
 
 
+@shared_options("category", "status", "stakes")
 def drift(
     recent_days: Annotated[
         int | None, typer.Option(metavar="DAYS", help="Recent window (1..365 days).")
@@ -164,21 +141,17 @@ def drift(
     group_by: Annotated[
         str | None, typer.Option(metavar="category|agent", help="category (default) or agent.")
     ] = None,
-    category: Category = None,
-    status: Status = None,
-    stakes: Stakes = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: AsJson = False,
+    filters: dict[str, Any] | None = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Groups whose recent Brier score is worse than their baseline (cstp.checkDrift)."""
-    filters = _filters(category=category, status=status, stakes=stakes)
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.check_drift(
             recent_days=recent_days, baseline_days=baseline_days, group_by=group_by, filters=filters
         )
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     table = Table(title="calibration drift", title_justify="left")
@@ -200,15 +173,10 @@ def _score(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+#: The commands by name, for the `cstp` app (a2a.cli.main) to register.
 COMMANDS: dict[str, Callable[..., None]] = {
     "update": update,
     "delete": delete,
     "stats": stats,
     "drift": drift,
 }
-
-
-def register(app: typer.Typer) -> None:
-    """Add the lifecycle commands to the `cstp` app."""
-    for name, command in COMMANDS.items():
-        app.command(name)(command)

@@ -8,6 +8,11 @@ in one and `--date-after` in another); names a command used before stay as hidde
 
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -117,6 +122,105 @@ def filters(
     }
     chosen = {k: v for k, v in wire.items() if v not in (None, [])}
     return chosen or None
+
+
+#: The filter options by parameter name, in the order a help page lists them.
+FILTER_OPTIONS: dict[str, Any] = {
+    "category": Category,
+    "status": Status,
+    "stakes": Stakes,
+    "min_confidence": MinConfidence,
+    "max_confidence": MaxConfidence,
+    "date_after": DateAfter,
+    "date_before": DateBefore,
+}
+
+#: --url, --token and --json, which every client command takes, with their defaults.
+CONNECTION_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "url": (Url, None),
+    "token": (Token, None),
+    "as_json": (AsJson, False),
+}
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A client command's --url (None: the address `cstp serve` binds), --token and --json."""
+
+    url: str | None
+    token: str | None
+    as_json: bool
+
+
+Command = Callable[..., None]
+
+
+def shared_options(*filter_names: str) -> Callable[[Command], Command]:
+    """Give a command the options declared once here, for the parameters that stand for them:
+
+    - `filters`: the filter options `filter_names` (all of FILTER_OPTIONS when none is named);
+      the command gets the wire's filters object of them (`filters`; None when none is given);
+    - `connection`: --url, --token and --json (CONNECTION_OPTIONS); the command gets a
+      `Connection`.
+
+    The options stand where the parameter does, so a help page lists them in that place.
+    """
+    chosen = filter_names or tuple(FILTER_OPTIONS)
+
+    def decorate(command: Command) -> Command:
+        hints = typing.get_type_hints(command, include_extras=True)
+        params: list[inspect.Parameter] = []
+        for param in inspect.signature(command).parameters.values():
+            if param.name == "filters":
+                params += [
+                    inspect.Parameter(
+                        name, param.kind, default=None, annotation=FILTER_OPTIONS[name]
+                    )
+                    for name in chosen
+                ]
+            elif param.name == "connection":
+                params += [
+                    inspect.Parameter(name, param.kind, default=default, annotation=annotation)
+                    for name, (annotation, default) in CONNECTION_OPTIONS.items()
+                ]
+            else:
+                params.append(param.replace(annotation=hints[param.name]))
+        declared = inspect.signature(command).parameters
+
+        @functools.wraps(command)
+        def run(**given: Any) -> None:
+            if "filters" in declared:
+                given["filters"] = filters(**{name: given.pop(name) for name in chosen})
+            if "connection" in declared:
+                given["connection"] = Connection(
+                    **{name: given.pop(name) for name in CONNECTION_OPTIONS}
+                )
+            command(**given)
+
+        # typer reads the options from the signature and its annotations.
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate
+
+
+def old_dates(
+    filters: dict[str, Any] | None, after: str | None, before: str | None
+) -> dict[str, Any]:
+    """`filters` with the dates given by their hidden old names (`OldAfter`, `OldBefore`).
+
+    Raises typer.BadParameter (exit 2) when a date is given by both names, differently.
+    """
+    wire = dict(filters or {})
+    for key, old, name in (
+        ("dateAfter", after, "--date-after"),
+        ("dateBefore", before, "--date-before"),
+    ):
+        value = either(wire.get(key), old, name)
+        if value is not None:
+            wire[key] = value
+    return wire
 
 
 def either(new: str | None, old: str | None, name: str) -> str | None:

@@ -10,8 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from a2a import cli_options as options
-from a2a import exit_codes
+from a2a.cli import exit_codes, options
 from a2a.client import precedents
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
@@ -105,15 +104,10 @@ def run_query(
     return exit_codes.OK
 
 
+@options.shared_options()
 def query(
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.")],
-    category: options.Category = None,
-    min_confidence: options.MinConfidence = None,
-    max_confidence: options.MaxConfidence = None,
-    date_after: options.DateAfter = None,
-    date_before: options.DateBefore = None,
-    stakes: options.Stakes = None,
-    status: options.Status = None,
+    filters: dict[str, Any] | None = None,
     mode: Annotated[
         Mode | None,
         typer.Option(
@@ -132,33 +126,24 @@ def query(
         bool,
         typer.Option("--reasons", help="Ask for each decision's reason types; shown as a column."),
     ] = False,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
     after: options.OldAfter = None,
     before: options.OldBefore = None,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Ask a running service for decisions (cstp.queryDecisions) and print them."""
     params = query_params(
         text,
-        options.filters(
-            category=category,
-            min_confidence=min_confidence,
-            max_confidence=max_confidence,
-            date_after=options.either(date_after, after, "--date-after"),
-            date_before=options.either(date_before, before, "--date-before"),
-            stakes=stakes,
-            status=status,
-        )
-        or {},
+        options.old_dates(filters, after, before),
         limit=limit,
         includeReasons=True if reasons else None,
         retrievalMode=None if mode is None else str(mode),
         maxDistance=max_distance,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    base = url or default_url(_settings(err))
+    base = connection.url or default_url(_settings(err))
     # Piped output gets a wide page, so ids and titles are never wrapped mid-word.
+    as_json = connection.as_json
     out = Console(highlight=False, soft_wrap=as_json, width=None if sys.stdout.isatty() else 200)
-    code = run_query(base, token, params, as_json=as_json, out=out, err=err)
+    code = run_query(base, connection.token, params, as_json=as_json, out=out, err=err)
     raise typer.Exit(code)

@@ -1,6 +1,6 @@
 """`cstp similar` and `cstp docs`: cstp.findSimilarDecisions and cstp.searchDocs from the shell.
 
-Exit codes as every client command (a2a.exit_codes): 0 answered, 1 the service returned an
+Exit codes as every client command (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 error, 2 a bad option (neither or both of ID and a proposal), 5 the service is not reachable.
 """
 
@@ -13,11 +13,12 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from a2a import cli_options as options
-from a2a.cli_decisions import _client, _out
+from a2a.cli import options
+from a2a.cli.decisions import _client, _out
 from a2a.similarity.results import FindSimilarDecisionsResult
 
 
+@options.shared_options()
 def similar(
     decision_id: Annotated[
         str | None,
@@ -37,19 +38,12 @@ def similar(
         options.StakesValue | None,
         typer.Option("--proposal-stakes", metavar="STAKES", help="The proposal's stakes."),
     ] = None,
-    category: options.Category = None,
-    min_confidence: options.MinConfidence = None,
-    max_confidence: options.MaxConfidence = None,
-    date_after: options.DateAfter = None,
-    date_before: options.DateBefore = None,
-    stakes: options.Stakes = None,
-    status: options.Status = None,
+    filters: dict[str, Any] | None = None,
     limit: Annotated[
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Decisions like a stored one (ID) or a proposal (--tag, --proposal-category,
     --proposal-stakes), by tags, category and stakes (cstp.findSimilarDecisions)."""
@@ -68,19 +62,10 @@ def similar(
             " not both",
             param_hint="ID",
         )
-    filters = options.filters(
-        category=category,
-        min_confidence=min_confidence,
-        max_confidence=max_confidence,
-        date_after=date_after,
-        date_before=date_before,
-        stakes=stakes,
-        status=status,
-    )
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.to_wire()))
         return
     if result.reason:
@@ -109,21 +94,21 @@ def similar_table(result: FindSimilarDecisionsResult) -> Table:
     return table
 
 
+@options.shared_options()
 def docs(
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look up, in words.")],
     max_sections: Annotated[
         int | None,
         typer.Option(metavar="1..10", help="Most sections returned (default 3)."),
     ] = None,
-    url: options.Url = None,
-    token: options.Token = None,
-    as_json: options.AsJson = False,
+    *,
+    connection: options.Connection,
 ) -> None:
     """Search the operator guide (cstp.searchDocs) and print the matching sections."""
-    with _client(url, token) as client:
+    with _client(connection) as client:
         result = client.search_docs(text, max_sections)
-    out = _out(as_json)
-    if as_json:
+    out = _out(connection.as_json)
+    if connection.as_json:
         out.print_json(json.dumps(result.model_dump(mode="json")))
         return
     if not result.sections:
