@@ -22,8 +22,10 @@ from a2a import exit_codes
 from a2a.cli_decisions import register as register_decision_commands
 from a2a.cli_help import PlainHelpCommand, use_plain_help
 from a2a.cli_lifecycle import register as register_lifecycle_commands
+from a2a.cli_options import tenant_name
 from a2a.cli_query import query
 from a2a.cli_search import docs, similar
+from a2a.cli_tenants import tenants
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
@@ -31,6 +33,7 @@ from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
 from a2a.stopping import StopRequest, stop_on_signals
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.tenants.names import collection_of
 
 app = typer.Typer(
     add_completion=False,
@@ -166,12 +169,25 @@ def index(
             " more (records written over the protocol are never removed).",
         ),
     ] = False,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            metavar="NAME",
+            callback=tenant_name,
+            help="Index into this tenant's collection (default: tenant `default`, the store"
+            " as it was before tenants).",
+        ),
+    ] = None,
 ) -> None:
     """Index decision records (YAML, JSON), ADRs (Markdown) and precedent folders into the store.
 
     Prints a summary at the end: new, updated, unchanged and failed records, skipped files.
     """
     settings = _settings()
+    if tenant is not None:
+        settings = _settings(collection=collection_of(settings.collection, tenant))
+        err.print(f"tenant {tenant}: collection {settings.collection}")
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
@@ -470,6 +486,7 @@ register_decision_commands(app)
 register_lifecycle_commands(app)
 app.command("similar", cls=PlainHelpCommand)(similar)
 app.command("docs", cls=PlainHelpCommand)(docs)
+app.command("tenants", cls=PlainHelpCommand)(tenants)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

@@ -25,6 +25,8 @@ from a2a.cli_options import (  # the shared options, by the names this module ha
     MinConfidence,
     Stakes,
     Status,
+    Tenant,
+    TenantOrEvery,
     Token,
     Url,
 )
@@ -49,10 +51,10 @@ def _out(as_json: bool) -> Console:
 
 
 @contextmanager
-def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
+def _client(url: str | None, token: str | None, tenant: str | None = None) -> Iterator[CSTPClient]:
     """A client whose errors end the command with the error on stderr: exit 5 when the
     service could not be reached, else 1. Without a URL, the address `cstp serve` binds
-    with the same settings (as `cstp query`)."""
+    with the same settings (as `cstp query`). `tenant` (--tenant) goes on every call."""
     if url is None:
         try:
             url = default_url(load_settings())
@@ -60,7 +62,7 @@ def _client(url: str | None, token: str | None) -> Iterator[CSTPClient]:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_INPUT) from None
     try:
-        with CSTPClient(url, token) as client:
+        with CSTPClient(url, token, tenant=tenant) as client:
             yield client
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
@@ -95,6 +97,7 @@ def record(
     file: Annotated[str, typer.Argument(metavar="FILE|-", help="YAML or JSON decision(s).")],
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Record decisions (cstp.recordDecision, scope write); prints each id.
@@ -107,7 +110,7 @@ def record(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_INPUT) from None
     out = _out(as_json)
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         for decision in decisions:
             result = client.record_decision(decision)
             if as_json:  # one JSON object per line (JSON Lines), one line per decision
@@ -134,10 +137,11 @@ def review(
     ] = None,
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Review a decision (cstp.reviewDecision, scope write); prints its summary."""
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         summary = client.review_decision(
             decision_id, outcome, status=status, lessons=lessons, reviewed_at=reviewed_at
         )
@@ -152,10 +156,11 @@ def get(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Print one whole decision record (cstp.getDecision)."""
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         record = client.get_decision(decision_id)
     out = _out(as_json)
     if as_json:
@@ -193,6 +198,7 @@ def list_command(
     every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """List decisions in date order (cstp.listDecisions), a page or (--all) every one."""
@@ -206,7 +212,7 @@ def list_command(
         date_before=date_before,
     )
     out = _out(as_json)
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         if every:
             decisions = list(client.iter_decisions(filters, order=order, limit=limit))
             next_cursor = None
@@ -235,6 +241,7 @@ def calibration(
     ] = None,
     url: Url = None,
     token: Token = None,
+    tenant: TenantOrEvery = None,
     as_json: AsJson = False,
 ) -> None:
     """How well confidence matched outcomes (cstp.getCalibration)."""
@@ -247,7 +254,7 @@ def calibration(
         date_after=date_after,
         date_before=date_before,
     )
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         result = client.get_calibration(filters, bins=bins)
     out = _out(as_json)
     if as_json:

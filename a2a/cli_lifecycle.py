@@ -27,6 +27,7 @@ from a2a.cli_options import (
     MinConfidence,
     Stakes,
     Status,
+    Tenant,
     Token,
     Url,
 )
@@ -61,6 +62,7 @@ def update(
     related_to: Ids = None,
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Amend a decision (cstp.updateDecision, scope write); prints its summary."""
@@ -82,7 +84,7 @@ def update(
         "relatedTo": related_to,
     }
     sent.update({name: value for name, value in options.items() if value is not None})
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         summary = client.update_decision(decision_id, sent, reason)
     out = _out(as_json)
     if as_json:
@@ -98,10 +100,11 @@ def delete(
     ],
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Delete a decision and its links (cstp.deleteDecision; your own, or any with admin)."""
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         result = client.delete_decision(decision_id, reason)
     out = _out(as_json)
     if as_json:
@@ -120,6 +123,7 @@ def stats(
     date_before: DateBefore = None,
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Decision counts by month x outcome, category, status and agent (cstp.getStats)."""
@@ -132,7 +136,7 @@ def stats(
         date_after=date_after,
         date_before=date_before,
     )
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         result = client.get_stats(filters)
     out = _out(as_json)
     if as_json:
@@ -169,11 +173,12 @@ def drift(
     stakes: Stakes = None,
     url: Url = None,
     token: Token = None,
+    tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
     """Groups whose recent Brier score is worse than their baseline (cstp.checkDrift)."""
     filters = _filters(category=category, status=status, stakes=stakes)
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         result = client.check_drift(
             recent_days=recent_days, baseline_days=baseline_days, group_by=group_by, filters=filters
         )

@@ -101,7 +101,7 @@ def run_query(
     # why the list is empty better than "no relevant precedents".
     if note := result.note or broad_match_note(result.decisions, params.get("maxDistance")):
         out.print(note, markup=False)
-    out.print(decisions_table(result))
+    out.print(decisions_table(result, tenants=params.get("tenant") == "*"))
     return exit_codes.OK
 
 
@@ -134,6 +134,7 @@ def query(
     ] = False,
     url: options.Url = None,
     token: options.Token = None,
+    tenant: options.TenantOrEvery = None,
     as_json: options.AsJson = False,
     after: options.OldAfter = None,
     before: options.OldBefore = None,
@@ -155,6 +156,7 @@ def query(
         includeReasons=True if reasons else None,
         retrievalMode=None if mode is None else str(mode),
         maxDistance=max_distance,
+        tenant=tenant,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     base = url or default_url(_settings(err))

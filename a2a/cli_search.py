@@ -49,6 +49,7 @@ def similar(
     ] = None,
     url: options.Url = None,
     token: options.Token = None,
+    tenant: options.TenantOrEvery = None,
     as_json: options.AsJson = False,
 ) -> None:
     """Decisions like a stored one (ID) or a proposal (--tag, --proposal-category,
@@ -77,7 +78,7 @@ def similar(
         stakes=stakes,
         status=status,
     )
-    with _client(url, token) as client:
+    with _client(url, token, tenant) as client:
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
     out = _out(as_json)
     if as_json:
@@ -85,16 +86,18 @@ def similar(
         return
     if result.reason:
         out.print(f"No similar decision: {result.reason}.", markup=False)
-    out.print(similar_table(result))
+    out.print(similar_table(result, tenants=tenant == "*"))
 
 
-def similar_table(result: FindSimilarDecisionsResult) -> Table:
-    """One row per decision, most similar first: score, id, title, category, stakes, tags."""
+def similar_table(result: FindSimilarDecisionsResult, *, tenants: bool = False) -> Table:
+    """One row per decision, most similar first: score, id, title, category, stakes, tags,
+    and each decision's tenant with `tenants` (`--tenant '*'`)."""
     table = Table(
         title=f"{result.total} similar decision(s) ({result.query_time_ms} ms)",
         title_justify="left",
     )
-    for name in ("score", "id", "title", "category", "stakes", "status", "tags"):
+    columns = ("score", "id", "title", "category", "stakes", "status", "tags")
+    for name in (*columns, *(("tenant",) if tenants else ())):
         table.add_column(name, overflow="fold", justify="right" if name == "score" else "left")
     for d in result.decisions:
         table.add_row(
@@ -105,6 +108,7 @@ def similar_table(result: FindSimilarDecisionsResult) -> Table:
             d.stakes or "",
             d.status or "",
             ", ".join(d.tags),
+            *([d.tenant or ""] if tenants else []),
         )
     return table
 

@@ -61,7 +61,9 @@ def record_all(url: str, tokens: dict[str, str | None]) -> None:
 def rpc(url: str, method: str, params: dict[str, Any], token: str | None) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    answer: dict[str, Any] = httpx.post(f"{url}/cstp", json=body, headers=headers, timeout=60).json()
+    answer: dict[str, Any] = httpx.post(
+        f"{url}/cstp", json=body, headers=headers, timeout=60
+    ).json()
     return answer
 
 
