@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a import exit_codes
@@ -81,7 +82,7 @@ def _settings(**overrides: Any) -> Settings:
     try:
         return load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except SettingsError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
 
@@ -89,7 +90,7 @@ def _open(settings: Settings, role: str) -> Runtime:
     try:
         return Runtime.open(settings, role=role)
     except (StoreLocked, EmbeddingModelMismatch, EmbeddingModelError, StoreUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_STORE) from None
 
 
@@ -202,7 +203,7 @@ def index(
                 )
                 err.print(prune_and_report(runtime.store, indexer, paths))
         except (StoreUnavailable, EmbeddingModelError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
             runtime.close()
@@ -318,7 +319,7 @@ def _app(settings: Settings, runtime: Runtime) -> Any:
         return create_app(settings, runtime)
     except StartupError as exc:
         runtime.close()
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
 
@@ -428,7 +429,7 @@ def evaluate_command(
         sets = [(path, load_queries(path)) for path in queries]
         noise = load_off_topic(off_topic.read_text(encoding="utf-8")) if off_topic else []
     except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
     fewest = min(len(labelled) for _, labelled in sets)
     if folds and not 2 <= folds <= fewest:

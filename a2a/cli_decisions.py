@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from a2a import cli_options as options
@@ -59,7 +60,7 @@ def _client(url: str | None, token: str | None, tenant: str | None = None) -> It
         try:
             url = default_url(load_settings())
         except SettingsError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_INPUT) from None
     try:
         with CSTPClient(url, token, tenant=tenant) as client:
@@ -67,7 +68,7 @@ def _client(url: str | None, token: str | None, tenant: str | None = None) -> It
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
         label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-        err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+        err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
         code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
         raise typer.Exit(code) from None
 
@@ -107,7 +108,7 @@ def record(
     try:
         decisions = read_decisions(file)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_INPUT) from None
     out = _out(as_json)
     with _client(url, token, tenant) as client:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from a2a.cli_decisions import (
@@ -71,7 +72,7 @@ def update(
         try:
             [sent] = read_decisions(changes)
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_INPUT) from None
     options = {
         "title": title,

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from a2a import cli_options as options
 from a2a import exit_codes
@@ -45,7 +46,7 @@ def _settings(err: Console) -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(exit_codes.SETTINGS) from None
 
 
@@ -70,7 +71,7 @@ def broad_match_note(decisions: list[DecisionSummary], max_distance: float | Non
 def _print_error(exc: CSTPError, err: Console) -> None:
     detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
     label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-    err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+    err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
 
 
 def run_query(

@@ -70,6 +70,15 @@ def test_a_bad_tenant_name_is_a_usage_error_naming_the_option(args: list[str]) -
     assert "--tenant" in result.output
 
 
+def test_a_bad_tenant_in_a_token_entry_is_printed_whole(tmp_path: Path) -> None:
+    # The settings error names the pattern; rich markup once ate its "[a-z0-9]" parts.
+    env = {"CSTP_AUTH_TOKENS": "a:token-0123456789:read:Acme", "CSTP_DATA_DIR": str(tmp_path)}
+    for args in (["index", str(tmp_path)], ["query", "x"], ["list"]):
+        done = cstp(*args, env=env)
+        assert done.returncode == exit_codes.SETTINGS, done.stderr
+        assert "tenant 'Acme' must match [a-z0-9][a-z0-9-]{0,62}" in done.stderr
+
+
 @pytest.mark.parametrize("command", [["query", "x"], ["similar", "--tag", "a"], ["calibration"]])
 def test_star_is_accepted_where_the_method_takes_it(command: list[str]) -> None:
     # It gets as far as calling the (absent) service.
