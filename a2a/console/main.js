@@ -62,6 +62,8 @@ function setupToken() {
     input.value = "";
     verdict = null;
     showTokenState();
+    // The tenants were the forgotten token's: none (or, with auth off, every one) now.
+    loadTenants();
   });
   document.addEventListener("cstp-token", (event) => {
     // A late answer about a token since replaced or forgotten says nothing about this one.

@@ -160,6 +160,13 @@ def test_a_token_of_one_tenant_gets_no_choice(page: Page) -> None:
     assert page.options() == ["acme"]
     assert page.page.is_hidden("#tenant-field")
     assert {t for t, _ in page.search(QUERY)} == {"acme"}
+    # Another token brings its own tenants; a forgotten one takes them away.
+    page.use_token(ORG_TOKEN, 2)
+    assert page.page.is_visible("#tenant-field")
+    page.page.click("#token-forget")
+    page.page.wait_for_selector("#tenant[data-listed='0']", state="attached")
+    assert page.options() == []
+    assert page.page.is_hidden("#tenant-field")
 
 
 def test_the_chosen_tenant_is_sent_on_every_call_and_shown_on_results(
