@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from starlette.types import Scope as AsgiScope
 
 from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
-from a2a.tenants.grants import DEFAULT_ONLY, OPEN, Grant
 from a2a.settings import Network, parse_networks
+from a2a.tenants.grants import DEFAULT_ONLY, OPEN, Grant
 
 #: `scope["state"]` key of the Caller (Starlette's `request.state.caller`).
 CALLER_KEY = "caller"

@@ -12,11 +12,14 @@ from typing import Annotated, Any
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from a2a.cli import exit_codes
 from a2a.cli.options import (  # the shared options, by the names this module has always used
     Connection,
+    Tenant,
+    TenantOrEvery,
     shared_options,
 )
 from a2a.cli.query import default_url
@@ -40,24 +43,24 @@ def _out(as_json: bool) -> Console:
 
 
 @contextmanager
-def _client(connection: Connection) -> Iterator[CSTPClient]:
+def _client(connection: Connection, tenant: str | None = None) -> Iterator[CSTPClient]:
     """A client whose errors end the command with the error on stderr: exit 5 when the
     service could not be reached, else 1. Without a URL, the address `cstp serve` binds
-    with the same settings (as `cstp query`)."""
+    with the same settings (as `cstp query`). `tenant` (--tenant) goes on every call."""
     url = connection.url
     if url is None:
         try:
             url = default_url(load_settings())
         except SettingsError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_INPUT) from None
     try:
-        with CSTPClient(url, connection.token) as client:
+        with CSTPClient(url, connection.token, tenant=tenant) as client:
             yield client
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
         label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-        err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+        err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
         code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
         raise typer.Exit(code) from None
 
@@ -82,6 +85,7 @@ def read_decisions(source: str) -> list[dict[str, Any]]:
 @shared_options()
 def record(
     file: Annotated[str, typer.Argument(metavar="FILE|-", help="YAML or JSON decision(s).")],
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
@@ -92,10 +96,10 @@ def record(
     try:
         decisions = read_decisions(file)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_INPUT) from None
     out = _out(connection.as_json)
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         for decision in decisions:
             result = client.record_decision(decision)
             if connection.as_json:  # JSON Lines: one object per line, one line per decision
@@ -121,11 +125,12 @@ def review(
     reviewed_at: Annotated[
         str | None, typer.Option(metavar="DATETIME", help="RFC 3339 with offset; default now.")
     ] = None,
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """Review a decision (cstp.reviewDecision, scope write); prints its summary."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         summary = client.review_decision(
             decision_id, outcome, status=status, lessons=lessons, reviewed_at=reviewed_at
         )
@@ -139,11 +144,12 @@ def review(
 @shared_options()
 def get(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """Print one whole decision record (cstp.getDecision)."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         record = client.get_decision(decision_id)
     out = _out(connection.as_json)
     if connection.as_json:
@@ -174,12 +180,13 @@ def list_command(
         str | None, typer.Option(metavar="CURSOR", help="nextCursor of an earlier page.")
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="Follow the cursor to the end.")] = False,
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """List decisions in date order (cstp.listDecisions), a page or (--all) every one."""
     out = _out(connection.as_json)
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         if every:
             decisions = list(client.iter_decisions(filters, order=order, limit=limit))
             next_cursor = None
@@ -201,11 +208,12 @@ def calibration(
     bins: Annotated[
         int | None, typer.Option(metavar="2..20", help="Equal-width bins over [0, 1] (default 5).")
     ] = None,
+    tenant: TenantOrEvery = None,
     *,
     connection: Connection,
 ) -> None:
     """How well confidence matched outcomes (cstp.getCalibration)."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         result = client.get_calibration(filters, bins=bins)
     out = _out(connection.as_json)
     if connection.as_json:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from a2a.cli.decisions import (
@@ -19,6 +20,7 @@ from a2a.cli.decisions import (
 )
 from a2a.cli.options import (
     Connection,
+    Tenant,
     shared_options,
 )
 
@@ -51,6 +53,7 @@ def update(
     ] = None,
     supersedes: Ids = None,
     related_to: Ids = None,
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
@@ -60,7 +63,7 @@ def update(
         try:
             [sent] = read_decisions(changes)
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_INPUT) from None
     options = {
         "title": title,
@@ -73,7 +76,7 @@ def update(
         "relatedTo": related_to,
     }
     sent.update({name: value for name, value in options.items() if value is not None})
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         summary = client.update_decision(decision_id, sent, reason)
     out = _out(connection.as_json)
     if connection.as_json:
@@ -88,11 +91,12 @@ def delete(
     reason: Annotated[
         str, typer.Option(metavar="WHY", help="Why it is deleted (logged, not stored).")
     ],
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """Delete a decision and its links (cstp.deleteDecision; your own, or any with admin)."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         result = client.delete_decision(decision_id, reason)
     out = _out(connection.as_json)
     if connection.as_json:
@@ -104,11 +108,12 @@ def delete(
 @shared_options()
 def stats(
     filters: dict[str, Any] | None = None,
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """Decision counts by month x outcome, category, status and agent (cstp.getStats)."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         result = client.get_stats(filters)
     out = _out(connection.as_json)
     if connection.as_json:
@@ -142,11 +147,12 @@ def drift(
         str | None, typer.Option(metavar="category|agent", help="category (default) or agent.")
     ] = None,
     filters: dict[str, Any] | None = None,
+    tenant: Tenant = None,
     *,
     connection: Connection,
 ) -> None:
     """Groups whose recent Brier score is worse than their baseline (cstp.checkDrift)."""
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         result = client.check_drift(
             recent_days=recent_days, baseline_days=baseline_days, group_by=group_by, filters=filters
         )

@@ -16,13 +16,16 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a.auth.tokens import TokenFormatError, load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
+from a2a.cli.options import tenant_name
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
+from a2a.cli.tenants import tenants
 from a2a.embeddings import EmbeddingModelError
 from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.ingest.stopping import StopRequest, stop_on_signals
@@ -30,6 +33,7 @@ from a2a.observability.logs import configure_logging
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
 from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.tenants.names import collection_of
 
 app = typer.Typer(
     add_completion=False,
@@ -79,7 +83,7 @@ def _settings(**overrides: Any) -> Settings:
         load_token_table(settings)  # CSTP_AUTH_TOKENS(_FILE) checked before anything opens
         return settings
     except (SettingsError, TokenFormatError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
 
@@ -87,7 +91,7 @@ def _open(settings: Settings, role: str) -> Runtime:
     try:
         return Runtime.open(settings, role=role)
     except (StoreLocked, EmbeddingModelMismatch, EmbeddingModelError, StoreUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_STORE) from None
 
 
@@ -167,12 +171,25 @@ def index(
             " more (records written over the protocol are never removed).",
         ),
     ] = False,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            metavar="NAME",
+            callback=tenant_name,
+            help="Index into this tenant's collection (default: tenant `default`, the store"
+            " as it was before tenants).",
+        ),
+    ] = None,
 ) -> None:
     """Index decision records (YAML, JSON), ADRs (Markdown) and precedent folders into the store.
 
     Prints a summary at the end: new, updated, unchanged and failed records, skipped files.
     """
     settings = _settings()
+    if tenant is not None:
+        settings = _settings(collection=collection_of(settings.collection, tenant))
+        err.print(f"tenant {tenant}: collection {settings.collection}")
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
@@ -187,7 +204,7 @@ def index(
                 )
                 err.print(prune_and_report(runtime.store, indexer, paths))
         except (StoreUnavailable, EmbeddingModelError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
             runtime.close()
@@ -303,7 +320,7 @@ def _app(settings: Settings, runtime: Runtime) -> Any:
         return create_app(settings, runtime)
     except StartupError as exc:
         runtime.close()
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
 
@@ -413,7 +430,7 @@ def evaluate_command(
         sets = [(path, load_queries(path)) for path in queries]
         noise = load_off_topic(off_topic.read_text(encoding="utf-8")) if off_topic else []
     except (OSError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
     fewest = min(len(labelled) for _, labelled in sets)
     if folds and not 2 <= folds <= fewest:
@@ -472,6 +489,7 @@ for name, command in {**decisions.COMMANDS, **lifecycle.COMMANDS}.items():
     app.command(name)(command)
 app.command("similar", cls=PlainHelpCommand)(similar)
 app.command("docs", cls=PlainHelpCommand)(docs)
+app.command("tenants", cls=PlainHelpCommand)(tenants)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

@@ -18,6 +18,8 @@ from typing import Annotated, Any
 
 import typer
 
+from a2a.tenants.names import EVERY_TENANT, is_tenant_name
+
 
 class StakesValue(StrEnum):
     """Stakes values a filter may name (CONTRACT.md, filters.stakes)."""
@@ -54,6 +56,35 @@ Token = Annotated[
     typer.Option(envvar="CSTP_TOKEN", metavar="TOKEN", help="Bearer token of the calling agent."),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON result as sent.")]
+
+
+def tenant_name(value: str | None) -> str | None:
+    """`--tenant`'s check: a tenant name (CONTRACT.md, Tenants), else exit 2 naming it."""
+    if value is not None and not is_tenant_name(value):
+        raise typer.BadParameter(f"{value[:64]!r} is not a tenant name: [a-z0-9][a-z0-9-]{{0,62}}")
+    return value
+
+
+def tenant_or_every(value: str | None) -> str | None:
+    """`--tenant`'s check where `*` (every granted tenant) is taken too."""
+    return value if value == EVERY_TENANT else tenant_name(value)
+
+
+_TENANT_HELP = "The tenant to use (default: the token's only one; `default` with auth off)."
+Tenant = Annotated[
+    str | None,
+    typer.Option("--tenant", metavar="NAME", callback=tenant_name, help=_TENANT_HELP),
+]
+#: `--tenant` of the commands whose method takes "*" (query, similar, calibration).
+TenantOrEvery = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        metavar="NAME|*",
+        callback=tenant_or_every,
+        help=f"{_TENANT_HELP} `*`: every tenant the token is granted, as one list.",
+    ),
+]
 Category = Annotated[
     str | None,
     typer.Option(

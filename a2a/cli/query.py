@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from a2a.cli import exit_codes, options
 from a2a.client import precedents
@@ -44,7 +45,7 @@ def _settings(err: Console) -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(exit_codes.SETTINGS) from None
 
 
@@ -69,7 +70,7 @@ def broad_match_note(decisions: list[DecisionSummary], max_distance: float | Non
 def _print_error(exc: CSTPError, err: Console) -> None:
     detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
     label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-    err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+    err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
 
 
 def run_query(
@@ -100,7 +101,7 @@ def run_query(
     # why the list is empty better than "no relevant precedents".
     if note := result.note or broad_match_note(result.decisions, params.get("maxDistance")):
         out.print(note, markup=False)
-    out.print(decisions_table(result))
+    out.print(decisions_table(result, tenants=params.get("tenant") == "*"))
     return exit_codes.OK
 
 
@@ -126,6 +127,7 @@ def query(
         bool,
         typer.Option("--reasons", help="Ask for each decision's reason types; shown as a column."),
     ] = False,
+    tenant: options.TenantOrEvery = None,
     after: options.OldAfter = None,
     before: options.OldBefore = None,
     *,
@@ -139,6 +141,7 @@ def query(
         includeReasons=True if reasons else None,
         retrievalMode=None if mode is None else str(mode),
         maxDistance=max_distance,
+        tenant=tenant,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     base = connection.url or default_url(_settings(err))

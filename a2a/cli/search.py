@@ -42,6 +42,7 @@ def similar(
     limit: Annotated[
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
+    tenant: options.TenantOrEvery = None,
     *,
     connection: options.Connection,
 ) -> None:
@@ -62,7 +63,7 @@ def similar(
             " not both",
             param_hint="ID",
         )
-    with _client(connection) as client:
+    with _client(connection, tenant) as client:
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
     out = _out(connection.as_json)
     if connection.as_json:
@@ -70,16 +71,18 @@ def similar(
         return
     if result.reason:
         out.print(f"No similar decision: {result.reason}.", markup=False)
-    out.print(similar_table(result))
+    out.print(similar_table(result, tenants=tenant == "*"))
 
 
-def similar_table(result: FindSimilarDecisionsResult) -> Table:
-    """One row per decision, most similar first: score, id, title, category, stakes, tags."""
+def similar_table(result: FindSimilarDecisionsResult, *, tenants: bool = False) -> Table:
+    """One row per decision, most similar first: score, id, title, category, stakes, tags,
+    and each decision's tenant with `tenants` (`--tenant '*'`)."""
     table = Table(
         title=f"{result.total} similar decision(s) ({result.query_time_ms} ms)",
         title_justify="left",
     )
-    for name in ("score", "id", "title", "category", "stakes", "status", "tags"):
+    columns = ("score", "id", "title", "category", "stakes", "status", "tags")
+    for name in (*columns, *(("tenant",) if tenants else ())):
         table.add_column(name, overflow="fold", justify="right" if name == "score" else "left")
     for d in result.decisions:
         table.add_row(
@@ -90,6 +93,7 @@ def similar_table(result: FindSimilarDecisionsResult) -> Table:
             d.stakes or "",
             d.status or "",
             ", ".join(d.tags),
+            *([d.tenant or ""] if tenants else []),
         )
     return table
 

@@ -9,6 +9,7 @@ import httpx
 
 from a2a.client.decisions import AsyncDecisionCalls, DecisionCalls
 from a2a.client.errors import TransportError
+from a2a.client.tenants import LIST_TENANTS, ListTenantsResult, with_tenant
 from a2a.client.wire import DEFAULT_URL, RequestIds, endpoint, headers, read_result, request_body
 from a2a.docs.models import SearchDocsResult
 from a2a.query.results import QueryDecisionsResult
@@ -57,7 +58,9 @@ class CSTPClient(DecisionCalls):
     """A blocking client. Every call raises the CSTPError subclass of the code it got.
 
     `url` is the service's base URL (`/cstp` is added when missing); `token` is sent as
-    `Authorization: Bearer <token>`. Use as a context manager, or call `close()`.
+    `Authorization: Bearer <token>`. `tenant` (a name, or "*" where the method takes it) is
+    sent as every call's `tenant` but cstp.listTenants'; None sends none (the token's one
+    tenant). Use as a context manager, or call `close()`.
     """
 
     def __init__(
@@ -67,14 +70,17 @@ class CSTPClient(DecisionCalls):
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
+        tenant: str | None = None,
     ) -> None:
+        self._tenant = tenant
         self._url = endpoint(url)
         self._http = httpx.Client(headers=headers(token), timeout=timeout, transport=transport)
         self._ids = RequestIds()
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """The raw `result` of one call of `method` with params by name."""
-        body = request_body(method, params, self._ids.next())
+        """The raw `result` of one call of `method` with params by name (and the client's
+        `tenant`, a2a.client.tenants.with_tenant)."""
+        body = request_body(method, with_tenant(method, params, self._tenant), self._ids.next())
         try:
             response = self._http.post(self._url, json=body)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -135,6 +141,10 @@ class CSTPClient(DecisionCalls):
         document: dict[str, Any] = self.call("rpc.discover")
         return document
 
+    def list_tenants(self) -> ListTenantsResult:
+        """cstp.listTenants: the tenants this token may use that exist, with their counts."""
+        return ListTenantsResult.model_validate(self.call(LIST_TENANTS, {}))
+
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._http.close()
@@ -161,14 +171,17 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        tenant: str | None = None,
     ) -> None:
+        self._tenant = tenant
         self._url = endpoint(url)
         self._http = httpx.AsyncClient(headers=headers(token), timeout=timeout, transport=transport)
         self._ids = RequestIds()
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """The raw `result` of one call of `method` with params by name."""
-        body = request_body(method, params, self._ids.next())
+        """The raw `result` of one call of `method` with params by name (and the client's
+        `tenant`, a2a.client.tenants.with_tenant)."""
+        body = request_body(method, with_tenant(method, params, self._tenant), self._ids.next())
         try:
             response = await self._http.post(self._url, json=body)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -228,6 +241,10 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         """rpc.discover: the OpenRPC document."""
         document: dict[str, Any] = await self.call("rpc.discover")
         return document
+
+    async def list_tenants(self) -> ListTenantsResult:
+        """See CSTPClient.list_tenants."""
+        return ListTenantsResult.model_validate(await self.call(LIST_TENANTS, {}))
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError
@@ -47,7 +48,7 @@ def run_query(
     except CSTPError as exc:
         detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
         label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-        err.print(f"[red]{label}:[/red] {exc.message}{detail}", markup=True)
+        err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
         return EXIT_ERROR
     if as_json:
         out.print_json(json.dumps(result.to_wire()))

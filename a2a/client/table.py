@@ -15,19 +15,22 @@ def reason_counts(reasons: list[str]) -> str:
     return ", ".join(t if n == 1 else f"{t} x{n}" for t, n in counts.items()) or "none"
 
 
-def decisions_table(result: QueryDecisionsResult) -> Table:
+def decisions_table(result: QueryDecisionsResult, *, tenants: bool = False) -> Table:
     """One row per decision, nearest first: distance, id, title, category, stakes, status,
-    confidence, date, and the reason types when the call asked for them (`--reasons`)."""
+    confidence, date, the reason types when the call asked for them (`--reasons`), and each
+    decision's tenant with `tenants` (a search of every tenant, `--tenant '*'`)."""
     with_reasons = any(d.reasons is not None for d in result.decisions)
     table = Table(
         title=f"{result.total} decision(s) for {result.query!r} ({result.query_time_ms} ms)",
         title_justify="left",
     )
     columns = ["distance", "id", "title", "category", "stakes", "status", "conf.", "date"]
-    for name in [*columns, *(["reasons"] if with_reasons else [])]:
+    extra_columns = [*(["reasons"] if with_reasons else []), *(["tenant"] if tenants else [])]
+    for name in [*columns, *extra_columns]:
         table.add_column(name, overflow="fold", justify="right" if name == "distance" else "left")
     for d in result.decisions:
         extra = [reason_counts(d.reasons or [])] if with_reasons else []
+        extra += [d.tenant or ""] if tenants else []
         table.add_row(
             f"{d.distance:.3f}",
             d.id,

@@ -6,6 +6,7 @@ import { openDecision } from "./decision.js";
 import { day, el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { currentFilters, numberOf } from "./filters.js";
+import { EVERY, chosenTenant, withTenant } from "./tenant.js";
 
 // cursors[i] is the cursor that gives page i (null for the first); next is the current page's nextCursor.
 let cursors = [null];
@@ -15,7 +16,7 @@ let loads = 0;
 
 function params(cursor) {
   const f = document.getElementById("browse-form").elements;
-  const result = { order: f.order.value };
+  const result = withTenant({ order: f.order.value });
   const filters = currentFilters();
   if (filters) result.filters = filters;
   const limit = numberOf(f.limit);
@@ -25,11 +26,12 @@ function params(cursor) {
 }
 
 function row(decision) {
+  const tenant = decision.tenant ?? null;
   const open = el("button", { type: "button", class: "link", "data-id": decision.id }, text(decision.title));
-  open.addEventListener("click", () => openDecision(decision.id, open));
+  open.addEventListener("click", () => openDecision(decision.id, open, tenant));
   return el(
     "tr",
-    { "data-id": decision.id },
+    { "data-id": decision.id, "data-tenant": tenant },
     el("td", { class: "nowrap" }, day(decision.date)),
     el("td", {}, open, el("span", { class: "result-id" }, decision.id)),
     el("td", {}, text(decision.category)),
@@ -38,11 +40,30 @@ function row(decision) {
     el("td", {}, text(decision.status)),
     el("td", {}, text(decision.outcome)),
     el("td", {}, text(decision.recordedBy)),
+    el("td", {}, text(tenant)),
   );
+}
+
+/** No rows, no pager; `note` (if any) where the page number goes. */
+function clear(note = null) {
+  fill(document.getElementById("browse-rows"));
+  const label = document.getElementById("browse-page");
+  fill(label, note);
+  delete label.dataset.page;
+  if (note) label.dataset.note = "pick-tenant";
+  else delete label.dataset.note;
+  document.getElementById("browse-prev").disabled = true;
+  document.getElementById("browse-next").disabled = true;
 }
 
 async function load(stack) {
   const page = stack.length - 1;
+  if (chosenTenant() === EVERY) {
+    // listDecisions pages one tenant (its cursor is bound to it): there is no "*" here.
+    clearError();
+    clear("Browse lists one tenant at a time: pick one in Tenant above.");
+    return;
+  }
   try {
     const result = await call("cstp.listDecisions", params(stack[page]));
     clearError();
@@ -52,16 +73,14 @@ async function load(stack) {
     loads += 1;
     document.getElementById("browse-table").dataset.loads = String(loads);
     const label = document.getElementById("browse-page");
+    delete label.dataset.note;
     label.dataset.page = String(page + 1);
     fill(label, `Page ${page + 1} · ${result.decisions.length} decisions`);
     document.getElementById("browse-prev").disabled = page === 0;
     document.getElementById("browse-next").disabled = !next;
   } catch (error) {
     // No stale page under an error: the rows and the pager go with it.
-    fill(document.getElementById("browse-rows"));
-    fill(document.getElementById("browse-page"));
-    document.getElementById("browse-prev").disabled = true;
-    document.getElementById("browse-next").disabled = true;
+    clear();
     showError(error);
   }
 }

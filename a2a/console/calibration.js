@@ -6,6 +6,8 @@ import { call } from "./api.js";
 import { el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { currentFilters, numberOf } from "./filters.js";
+import { stats as getStats } from "./stats.js";
+import { withTenant } from "./tenant.js";
 
 const OUTCOMES = ["success", "partial", "failure", "abandoned", "pending"];
 const COLOURS = {
@@ -113,7 +115,8 @@ async function calibrate() {
   if (filters) params.filters = filters;
   const bins = numberOf(document.getElementById("bins"));
   if (bins !== undefined) params.bins = bins;
-  const result = await call("cstp.getCalibration", params);
+  // "All tenants" is "*": getCalibration aggregates every granted tenant.
+  const result = await call("cstp.getCalibration", withTenant(params));
   const brier = document.getElementById("brier");
   brier.dataset.brier = result.brierScore === null ? "" : String(result.brierScore);
   brier.dataset.decisions = String(result.decisions);
@@ -158,7 +161,7 @@ async function months() {
   const status = document.getElementById("months-status");
   fill(status, "Counting…");
   const filters = currentFilters();
-  const stats = await call("cstp.getStats", filters ? { filters } : {});
+  const stats = await getStats(filters ? { filters } : {});
   const counts = monthly(stats.byMonth);
   const undated = stats.undated;
   const labels = [...counts.keys()];

@@ -3,6 +3,7 @@
 import { call } from "./api.js";
 import { el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
+import { withTenant } from "./tenant.js";
 
 const dialog = () => document.getElementById("decision");
 let opener = null;
@@ -24,6 +25,7 @@ function render(record) {
   fill(
     document.getElementById("decision-fields"),
     ...field("Id", record.id),
+    ...field("Tenant", record.tenant),
     ...field("Date", record.date ? record.date.replace("T", " ").replace("Z", " UTC") : null),
     ...field("Category", record.category),
     ...field("Confidence", record.confidence === null ? null : fixed(record.confidence)),
@@ -50,13 +52,16 @@ function render(record) {
     block("Lessons", paragraphs(record.lessons)),
   );
   dialog().dataset.id = record.id;
+  if (record.tenant) dialog().dataset.tenant = record.tenant;
+  else delete dialog().dataset.tenant;
 }
 
-/** Fetch decision `id` and show it; `from` gets the focus back when the dialog closes. */
-export async function openDecision(id, from = null) {
+/** Fetch decision `id` of `tenant` (default: the chosen one; a result names its own) and
+ * show it; `from` gets the focus back when the dialog closes. */
+export async function openDecision(id, from = null, tenant = undefined) {
   opener = from;
   try {
-    const record = await call("cstp.getDecision", { id });
+    const record = await call("cstp.getDecision", withTenant({ id }, tenant ?? undefined));
     clearError();
     render(record);
     if (!dialog().open) dialog().showModal();

@@ -1,4 +1,4 @@
-// The console's entry point: the token, the three views, and the shared filters.
+// The console's entry point: the token, the tenant, the three views, and the shared filters.
 
 import { setToken, token } from "./api.js";
 import { setupBrowse, showBrowse } from "./browse.js";
@@ -9,6 +9,7 @@ import { clearError } from "./errors.js";
 import { showFilterCount } from "./filters.js";
 import { setupSearch } from "./search.js";
 import { refreshValues } from "./store-values.js";
+import { loadTenants, setupTenants } from "./tenant.js";
 
 const VIEWS = { search: null, browse: showBrowse, calibration: showCalibration };
 const ACTIONS = { search: "search-form", browse: "browse-form", calibration: "calibration-form" };
@@ -34,26 +35,35 @@ function showTokenState() {
   fill(node, TOKEN_STATES[state]);
 }
 
+/** Re-run the view on screen (an empty search is left alone) and re-read the filter values:
+ * after a new token or another tenant. */
+function rerun() {
+  refreshValues();
+  if (currentView !== "search" || document.getElementById("q").value.trim()) {
+    document.getElementById(ACTIONS[currentView]).requestSubmit();
+  }
+}
+
 function setupToken() {
   const input = document.getElementById("token");
-  document.getElementById("token-form").addEventListener("submit", (event) => {
+  document.getElementById("token-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     setToken(input.value.trim());
     input.value = "";
     verdict = null;
     clearError();
     showTokenState();
-    refreshValues();
-    // Re-run what the token was pasted for; an empty search is left alone.
-    if (currentView !== "search" || document.getElementById("q").value.trim()) {
-      document.getElementById(ACTIONS[currentView]).requestSubmit();
-    }
+    // The token's tenants first: every call after names one of them.
+    await loadTenants();
+    rerun();
   });
   document.getElementById("token-forget").addEventListener("click", () => {
     setToken("");
     input.value = "";
     verdict = null;
     showTokenState();
+    // The tenants were the forgotten token's: none (or, with auth off, every one) now.
+    loadTenants();
   });
   document.addEventListener("cstp-token", (event) => {
     // A late answer about a token since replaced or forgotten says nothing about this one.
@@ -98,4 +108,8 @@ setupDecision();
 setupSearch();
 setupBrowse();
 setupCalibration();
-refreshValues();
+setupTenants(() => {
+  clearError();
+  rerun();
+});
+loadTenants().then(refreshValues);

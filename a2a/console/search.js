@@ -7,11 +7,12 @@ import { day, el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { collapseFiltersWhenNarrow, currentFilters, numberOf } from "./filters.js";
 import { distanceShape, matchNote, matching } from "./matching.js";
+import { withTenant } from "./tenant.js";
 
-/** The params of the search form, as sent on the wire. */
+/** The params of the search form, as sent on the wire ("All tenants": `tenant: "*"`). */
 export function searchParams() {
   const f = document.getElementById("search-form").elements;
-  const params = { query: f.query.value };
+  const params = withTenant({ query: f.query.value });
   const filters = currentFilters();
   if (filters) params.filters = filters;
   if (f.retrievalMode.value) params.retrievalMode = f.retrievalMode.value;
@@ -45,15 +46,17 @@ function distanceBar(distance, threshold) {
 function resultItem(decision, threshold) {
   const meta = [day(decision.date), text(decision.category), `confidence ${fixed(decision.confidence)}`,
     `stakes ${text(decision.stakes)}`, text(decision.status), `outcome ${text(decision.outcome)}`];
+  const tenant = decision.tenant ?? null;
   const button = el(
     "button",
-    { type: "button", class: "result", "data-id": decision.id },
+    { type: "button", class: "result", "data-id": decision.id, "data-tenant": tenant },
     el("span", { class: "result-title" }, text(decision.title)),
     el("span", { class: "result-id" }, decision.id),
+    tenant === null ? null : el("span", { class: "result-tenant" }, `tenant ${tenant}`),
     el("span", { class: "result-meta" }, meta.join(" · ")),
     distanceBar(decision.distance, threshold),
   );
-  button.addEventListener("click", () => openDecision(decision.id, button));
+  button.addEventListener("click", () => openDecision(decision.id, button, tenant));
   return el("li", {}, button);
 }
 

@@ -1,11 +1,11 @@
 // The category, stakes and status values the store holds, offered in the filters: a datalist
 // of categories, and the stakes and status boxes the store has values for (with counts).
-// `storeValues` is the one source: cstp.getStats, answered from the index at any size
+// `storeValues` is the one source: cstp.getStats of the chosen tenant (stats.js), answered from the index at any size
 // (byCategory and byStatus; stakes, which getStats does not break down, one filtered call
 // per stakes value).
 
-import { call } from "./api.js";
 import { el, fill } from "./dom.js";
+import { stats } from "./stats.js";
 
 const STAKES = ["low", "medium", "high", "critical"];
 const STATUS = ["proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"];
@@ -18,8 +18,8 @@ function counted(rows, key) {
 /** `{category, stakes, status}`: Maps of value -> decisions, from the store. Throws ApiError. */
 export async function storeValues() {
   const [all, ...byStakes] = await Promise.all([
-    call("cstp.getStats", {}),
-    ...STAKES.map((stakes) => call("cstp.getStats", { filters: { stakes: [stakes] } })),
+    stats({}),
+    ...STAKES.map((stakes) => stats({ filters: { stakes: [stakes] } })),
   ]);
   const stakes = new Map(STAKES.map((value, i) => [value, byStakes[i].decisions])
     .filter(([, n]) => n > 0));

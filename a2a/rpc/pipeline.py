@@ -19,8 +19,8 @@ from a2a.auth.scopes import allows
 from a2a.errors import MissingScope, RateLimited
 from a2a.rpc.errors import ErrorObject, MethodNotFound, to_error_object
 from a2a.rpc.methods import CallContext, Method
-from a2a.tenants.param import take_tenant
 from a2a.rpc.quota import Quota
+from a2a.tenants.param import take_tenant
 
 
 class Admission(Protocol):

@@ -1,0 +1,56 @@
+// The tenant picker: the tenants this token may use (cstp.listTenants), the one chosen, and
+// `tenant` on the params of every call the page makes (CONTRACT.md, Tenants).
+
+import { call } from "./api.js";
+import { el, fill } from "./dom.js";
+
+/** The picker's value for every granted tenant (org-level search). */
+export const EVERY = "*";
+const DEFAULT = "default";
+
+// [{name, decisions}] from the last cstp.listTenants; [] when it failed or listed none.
+let listed = [];
+
+const picker = () => document.getElementById("tenant");
+
+/** The tenant chosen: a name, EVERY, or null when none was listed (calls then name none: the
+ * token's one tenant, or `default` with auth off). */
+export function chosenTenant() {
+  return picker().value || null;
+}
+
+/** The names cstp.listTenants gave, sorted by name. */
+export function listedTenants() {
+  return listed.map((t) => t.name);
+}
+
+/** `params` with `tenant` (default: the chosen one) when there is one. */
+export function withTenant(params, tenant = chosenTenant()) {
+  return tenant ? { ...params, tenant } : params;
+}
+
+/** Fill the picker from cstp.listTenants, keeping the choice when it is still listed. With
+ * one tenant or none the picker is hidden; with several, "All tenants" comes first. */
+export async function loadTenants() {
+  const before = picker().value;
+  try {
+    listed = (await call("cstp.listTenants", {})).tenants;
+  } catch {
+    // No token yet, or a refused one: the view's next call shows why.
+    listed = [];
+  }
+  const options = listed.map((t) => el("option", { value: t.name }, `${t.name} (${t.decisions})`));
+  if (listed.length > 1) options.unshift(el("option", { value: EVERY }, "All tenants"));
+  fill(picker(), ...options);
+  const values = options.map((o) => o.value);
+  const names = listedTenants();
+  picker().value = values.includes(before) ? before
+    : names.includes(DEFAULT) ? DEFAULT : (names[0] ?? "");
+  picker().dataset.listed = String(listed.length);
+  document.getElementById("tenant-field").hidden = listed.length < 2;
+}
+
+/** Call `onChange` whenever the user picks another tenant. */
+export function setupTenants(onChange) {
+  picker().addEventListener("change", onChange);
+}
