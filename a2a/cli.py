@@ -27,6 +27,7 @@ from a2a.cli_search import docs, similar
 from a2a.embeddings import EmbeddingModelError
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.observability.logs import configure_logging
+from a2a.process import configure_process
 from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
 from a2a.stopping import StopRequest, stop_on_signals
@@ -172,6 +173,7 @@ def index(
     Prints a summary at the end: new, updated, unchanged and failed records, skipped files.
     """
     settings = _settings()
+    configure_process()
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
@@ -228,6 +230,7 @@ def serve(
     _check_workers(settings)
     _check_address(settings.host, settings.port)
     configure_logging(settings.log_level, settings.log_format)
+    configure_process()
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
     application = _app(settings, runtime)
     if settings.workers > 1:
