@@ -34,7 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_bench import FAST, _index_of, build_records, rss_mib
+from query_bench import generate_queries, percentile
 
+from a2a.embeddings import load_embedder
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.query.params import QueryFilters
 
@@ -124,6 +126,36 @@ def parts(index: Any, folder: Path) -> None:
     )
 
 
+def latency(index: Any) -> None:
+    """p50 (ms) over 200 queries of what a query costs besides the graph: a semantic
+    search (no filter: the graph; ~10%: an exact scan), a keyword search, and reading the
+    ten results' summaries (`shown`), which came from a tuple per row and now from columns."""
+    embedder = load_embedder(FAST)
+    queries = generate_queries(200, seed=11)
+    vectors = [np.asarray(embedder.embed_query(q), np.float32) for q in queries]
+    rng = np.random.default_rng(5)
+    times: dict[str, list[float]] = {"semantic": [], "semantic ~10%": [], "keyword": []}
+    times["shown (10 rows)"] = []
+    with index.reading():
+        mask, passing = index.selection(None)
+        narrow, narrow_rows = index.selection(QueryFilters.model_validate({"category": "security"}))
+        alive = np.flatnonzero(mask)
+        for text, vector in zip(queries, vectors, strict=True):
+            for name, call in (
+                ("semantic", lambda v=vector: index.semantic(v, mask, 10, passing)),
+                ("semantic ~10%", lambda v=vector: index.semantic(v, narrow, 10, narrow_rows)),
+                ("keyword", lambda t=text: index.keyword(t, mask, 10, passing)),
+                ("shown (10 rows)", lambda: index.shown(rng.choice(alive, 10).tolist())),
+            ):
+                started = time.perf_counter()
+                call()
+                times[name].append((time.perf_counter() - started) * 1000)
+    print(
+        "p50 ms: "
+        + ", ".join(f"{name} {percentile(values, 50):.3f}" for name, values in times.items())
+    )
+
+
 def load_child(root: Path) -> None:
     """A replica's start from the snapshot in `root`, measured (run in a fresh process)."""
     faiss.omp_set_num_threads(1)
@@ -147,6 +179,11 @@ def load_child(root: Path) -> None:
         f"snapshot load of {index.alive_count:,} records: {load_s:.2f} s; "
         f"RSS +{rss:,.0f} MiB after the load and three queries "
         f"({rss * 2**20 / len(index):,.0f} bytes/record)"
+    )
+    latency(index)
+    print(
+        f"RSS +{rss_mib() - before:,.0f} MiB after 800 more queries (pages of the mapped "
+        "columns and vectors they read now resident)"
     )
     if hasattr(index, "memory_bytes"):
         print(f"SearchIndex.memory_bytes(): {index.memory_bytes() / 2**20:,.1f} MiB")

@@ -340,9 +340,13 @@ def load_array(path: Path) -> npt.NDArray[Any]:
     this process); read whole when empty (nothing to map). Raises ValueError or OSError
     when the file is not a readable .npy."""
     try:
-        array: npt.NDArray[Any] = np.load(path, mmap_mode="c", allow_pickle=False)
+        mapped = np.load(path, mmap_mode="c", allow_pickle=False)
     except ValueError:
-        array = np.load(path, allow_pickle=False)
+        array: npt.NDArray[Any] = np.load(path, allow_pickle=False)
         if array.size:
             raise
+        return array
+    # A plain ndarray over the mapping: np.memmap's Python-level hooks run on every slice
+    # and fancy index of it (~2 us each; reading ten rows' summaries took 6x longer).
+    array = mapped.view(np.ndarray)
     return array
