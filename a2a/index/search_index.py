@@ -66,10 +66,9 @@ _RECORD_FIELDS = tuple(
 )
 #: What `shown` reads: the id, then every field a result summary shows.
 _SHOWN_FIELDS = ("id", *SUMMARY_FIELDS)
-#: Bytes of one entry of the id -> row dict besides the id's UTF-8: the str object's
-#: header (49), the row's int (28 past 256) and the dict's slot and index (~50 at its
-#: usual fill).
-_ROW_ENTRY_BYTES = 49 + 28 + 50
+#: Bytes of one entry of the id -> row dict besides the id's characters and the dict's
+#: table (sys.getsizeof): the key's str header (49) and the row's int (28 past 256).
+_ROW_ENTRY_BYTES = 49 + 28
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +117,7 @@ class SearchIndex:
     - `shown(rows)`, `reason_types(rows)`: what a query result shows of each row.
     - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions),
       `content_hash(id)`, `updated_at(id)`, `columns` (FilterColumns: numpy columns for
-      listDecisions and getCalibration), `alive_count`, `len()`.
+      listDecisions and getCalibration), `alive_count`, `len()`, `memory_bytes()`.
     """
 
     def __init__(
@@ -167,7 +166,7 @@ class SearchIndex:
         self._graph: GraphIndex | None = None
         self._bm25 = BM25Index()
         self._tags = TagIndex()
-        # Stored fields as columns, read for the rows a result shows (~10 us for ten
+        # Stored fields as columns, read for the rows a result shows (~30 us for ten
         # rows): a tuple per row cost ~400 bytes and 5 objects a row (docs/scaling.md).
         self._text = {key: StringColumn() for key in _TEXT_KEYS}
         self._lists = {key: ListColumn() for key in _LIST_KEYS}
@@ -210,7 +209,8 @@ class SearchIndex:
         from a snapshot included, spare capacity included), the graph, and the id -> row
         dict (the one Python object per record left). Cached masks are left out (at most
         MaskCache's few, one byte per row each). O(terms + tags), no pass over the rows."""
-        ids = len(self._row) * _ROW_ENTRY_BYTES + self._ids.nbytes + sys.getsizeof(self._row)
+        ids = len(self._row) * _ROW_ENTRY_BYTES + self._ids.text_bytes + sys.getsizeof(self._row)
+        ids += self._ids.nbytes
         stored = sum(column.nbytes for column in self._text.values())
         stored += sum(column.nbytes for column in self._lists.values())
         stored += self._updated_at.nbytes

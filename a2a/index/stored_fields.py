@@ -62,6 +62,11 @@ class StringColumn:
         """Bytes of the column's buffers, spare capacity included."""
         return self._data.nbytes + self._offsets.nbytes + self._null.nbytes
 
+    @property
+    def text_bytes(self) -> int:
+        """Bytes of UTF-8 the rows hold (no offsets, no spare capacity)."""
+        return int(self._offsets[self._size])
+
     def values(self, rows: Iterable[int]) -> list[str | None]:
         """The value of each of `rows` (ints in range), in order."""
         at = np.fromiter(rows, dtype=np.int64) if not isinstance(rows, np.ndarray) else rows
