@@ -45,6 +45,7 @@ from a2a.index import graph as graph_module
 from a2a.index import search_index as planner
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
+from a2a.process import configure_process
 from a2a.query.params import QueryFilters
 from a2a.store import ChromaDecisionStore
 from a2a.store.metadata import as_stored
@@ -216,7 +217,7 @@ def start_lines(folder: Path, records: list[IndexedRecord]) -> None:
 
 
 async def one_start(folder: Path) -> None:
-    faiss.omp_set_num_threads(1)
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     store = ChromaDecisionStore(data_dir=folder / "store", collection="bench", embedding_model=FAST)
     query = np.asarray(load_embedder(FAST).embed_query("postgres migration"), np.float32)
     before = rss_mib()

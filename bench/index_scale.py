@@ -33,6 +33,7 @@ from scale_bench import FAST, FILTERS, print_cells, rss_mib
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord
 from a2a.index.sync import LiveIndex
+from a2a.process import configure_process
 from a2a.query.params import QueryFilters
 from a2a.query.service import QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
@@ -99,6 +100,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=30)
     args = parser.parse_args()
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     with tempfile.TemporaryDirectory() as scratch:
         asyncio.run(measure(args.size, args.queries, Path(scratch)))

@@ -48,6 +48,7 @@ from a2a.index.sync import LiveIndex
 from a2a.index.tokens import analyze_query
 from a2a.index.vectors import VectorMatrix
 from a2a.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+from a2a.process import configure_process
 from a2a.query.params import QueryDecisionsParams, QueryFilters
 from a2a.query.service import QueryService
 from a2a.store import AsyncStore, ChromaDecisionStore
@@ -333,6 +334,7 @@ def main() -> None:
     parser.add_argument("--planner", action="store_true")
     parser.add_argument("--no-queries", action="store_true")
     args = parser.parse_args()
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     if args.planner:
         planner()
         return
