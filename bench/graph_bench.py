@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_queries, generate_records, percentile
 
+from a2a.app.process import configure_process
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index import graph as graph_module
@@ -216,7 +217,7 @@ def start_lines(folder: Path, records: list[IndexedRecord]) -> None:
 
 
 async def one_start(folder: Path) -> None:
-    faiss.omp_set_num_threads(1)
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     store = ChromaDecisionStore(data_dir=folder / "store", collection="bench", embedding_model=FAST)
     query = np.asarray(load_embedder(FAST).embed_query("postgres migration"), np.float32)
     before = rss_mib()

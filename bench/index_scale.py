@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_queries, generate_records
 from scale_bench import FAST, FILTERS, print_cells, rss_mib
 
+from a2a.app.process import configure_process
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord
 from a2a.index.sync import LiveIndex
@@ -99,6 +100,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=30)
     args = parser.parse_args()
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     with tempfile.TemporaryDirectory() as scratch:
         asyncio.run(measure(args.size, args.queries, Path(scratch)))

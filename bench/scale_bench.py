@@ -43,6 +43,7 @@ import Stemmer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_queries, generate_records, percentile
 
+from a2a.app.process import configure_process
 from a2a.embeddings import Embedder, load_embedder
 from a2a.index.sync import LiveIndex
 from a2a.index.tokens import analyze_query
@@ -333,6 +334,7 @@ def main() -> None:
     parser.add_argument("--planner", action="store_true")
     parser.add_argument("--no-queries", action="store_true")
     args = parser.parse_args()
+    configure_process()  # as `cstp serve` does: BLAS and faiss on one thread
     if args.planner:
         planner()
         return

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from a2a.app.process import configure_process
 from a2a.auth.tokens import TokenFormatError, load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
@@ -190,6 +191,7 @@ def index(
     if tenant is not None:
         settings = _settings(collection=collection_of(settings.collection, tenant))
         err.print(f"tenant {tenant}: collection {settings.collection}")
+    configure_process()
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
@@ -246,6 +248,7 @@ def serve(
     _check_workers(settings)
     _check_address(settings.host, settings.port)
     configure_logging(settings.log_level, settings.log_format)
+    configure_process()
     runtime = _open(settings, role=f"cstp serve on {settings.host}:{settings.port}")
     application = _app(settings, runtime)
     if settings.workers > 1:

@@ -6,14 +6,17 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from a2a.index.stored_fields import load_array
 from a2a.index.topk import REACH
 
 BoolArray = npt.NDArray[np.bool_]
-_Weighted = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+_Weighted = tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.float64]]
 
 #: bm25s' defaults (BM25(method="lucene", k1=1.5, b=0.75), bm25s 0.3).
 K1 = 1.5
@@ -32,21 +35,26 @@ _NOTHING: _Weighted = (np.zeros(0, np.int64), np.zeros(0, np.float64))
 
 
 class _Postings:
-    """Rows holding one term and the term's frequency in each, in growable arrays."""
+    """Rows holding one term (int32, ascending) and the term's frequency in each
+    (float32), in growable arrays: 8 bytes a posting."""
 
     __slots__ = ("rows", "size", "tfs")
 
-    def __init__(self) -> None:
-        self.rows = np.zeros(4, dtype=np.int64)
-        self.tfs = np.zeros(4, dtype=np.float32)
-        self.size = 0
+    def __init__(
+        self,
+        rows: npt.NDArray[np.int32] | None = None,
+        tfs: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        self.rows = np.zeros(4, dtype=np.int32) if rows is None else rows
+        self.tfs = np.zeros(4, dtype=np.float32) if tfs is None else tfs
+        self.size = 0 if rows is None else len(rows)
 
     def extend(self, rows: npt.NDArray[np.int64], tfs: npt.NDArray[np.float32]) -> None:
         end = self.size + len(rows)
         if end > len(self.rows):
             capacity = max(end, 2 * len(self.rows))
-            self.rows = np.resize(self.rows, capacity)
-            self.tfs = np.resize(self.tfs, capacity)
+            self.rows = _resized(self.rows, capacity)
+            self.tfs = _resized(self.tfs, capacity)
         self.rows[self.size : end] = rows
         self.tfs[self.size : end] = tfs
         self.size = end
@@ -111,6 +119,58 @@ class BM25Index:
         return state
 
     @property
+    def nbytes(self) -> int:
+        """Bytes held: postings (spare capacity included), lengths, ~200 per term, and the
+        statistics and term weights cached for the current rows."""
+        postings = sum(p.rows.nbytes + p.tfs.nbytes + 200 + len(t) for t, p in self._terms.items())
+        cached = 0
+        snapshot = self._snapshot
+        if snapshot is not None:
+            cached = snapshot.norm.nbytes + sum(
+                w[0].nbytes + w[1].nbytes for w in list(snapshot.weights.values()) if w is not None
+            )
+        return postings + self._length.nbytes + cached
+
+    def save(self, folder: Path) -> tuple[list[Path], list[str]]:
+        """Write bm25.rows.npy and bm25.tfs.npy (every term's postings, one term after
+        another), bm25.offsets.npy and bm25.lengths.npy into `folder`; returns the files and
+        the terms in that order."""
+        terms = list(self._terms)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum([self._terms[term].size for term in terms], out=offsets[1:])
+        rows = np.zeros(int(offsets[-1]), dtype=np.int32)
+        tfs = np.zeros(int(offsets[-1]), dtype=np.float32)
+        for term, start in zip(terms, offsets[:-1].tolist(), strict=True):
+            postings = self._terms[term]
+            rows[start : start + postings.size] = postings.rows[: postings.size]
+            tfs[start : start + postings.size] = postings.tfs[: postings.size]
+        arrays = {"rows": rows, "tfs": tfs, "offsets": offsets, "lengths": self.lengths}
+        paths = []
+        for name, array in arrays.items():
+            path = folder / f"bm25.{name}.npy"
+            np.save(path, np.ascontiguousarray(array))
+            paths.append(path)
+        return paths, terms
+
+    @classmethod
+    def load(cls, folder: Path, terms: Sequence[str], k1: float = K1, b: float = B) -> BM25Index:
+        """The index `save` wrote with its `terms`, arrays mapped copy-on-write (each term's
+        postings views; a term written to after the load is copied into memory first)."""
+        loaded = cls(k1, b)
+        rows = load_array(folder / "bm25.rows.npy")
+        tfs = load_array(folder / "bm25.tfs.npy")
+        offsets: list[int] = load_array(folder / "bm25.offsets.npy").tolist()
+        if len(offsets) != len(terms) + 1 or len(rows) != len(tfs) or offsets[-1] != len(rows):
+            raise ValueError(f"BM25 postings do not fit their {len(terms)} terms")
+        loaded._terms = {
+            term: _Postings(rows[start:end], tfs[start:end])
+            for term, start, end in zip(terms, offsets[:-1], offsets[1:], strict=True)
+        }
+        loaded._length = load_array(folder / "bm25.lengths.npy")
+        loaded._size = len(loaded._length)
+        return loaded
+
+    @property
     def lengths(self) -> npt.NDArray[np.float32]:
         """Terms per row (document length |d|)."""
         return self._length[: self._size]
@@ -120,7 +180,7 @@ class BM25Index:
         first, count = self._size, len(documents)
         end = first + count
         if end > len(self._length):
-            self._length = np.resize(self._length, max(end, 2 * len(self._length)))
+            self._length = _resized(self._length, max(end, 2 * len(self._length), 1024))
         self._length[first:end] = [len(terms) for terms in documents]
         self._size = end
         by_term: dict[str, list[int]] = {}
@@ -232,7 +292,7 @@ class BM25Index:
         if snapshot.n_alive == 0 or snapshot.avgdl == 0.0:  # no row has a term: no match
             return _NOTHING
         counts = Counter(terms)
-        found: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
+        found: list[_Weighted] = []
         for term in sorted(counts):
             weighted = self._weights(term, alive, snapshot)
             if weighted is not None:
@@ -351,10 +411,20 @@ def _lookup(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Scores of the `passing` rows (ascending), each looked up in every term's postings."""
     sums = np.zeros(len(passing), dtype=np.float64)
+    # The postings' dtype (int32): searchsorted would otherwise copy them to int64.
+    wanted = passing.astype(np.int32)
     for rows, weights in found:
-        at = np.searchsorted(rows, passing)
+        at = np.searchsorted(rows, wanted)
         np.minimum(at, len(rows) - 1, out=at)
-        hit = rows[at] == passing
+        hit = rows[at] == wanted
         sums[hit] += weights[at[hit]]
     keep = sums > 0
     return passing[keep], sums[keep]
+
+
+def _resized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:
+    """A copy of `array` in `capacity` entries (zeros past it): never in place, so a
+    memory-mapped array of a snapshot is copied, and readers holding the old one keep it."""
+    grown = np.zeros(capacity, dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from a2a.index.stored_fields import load_array
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
@@ -62,6 +64,18 @@ class Vocabulary:
         """The string of each of `codes`, None for NULL."""
         names = self._values
         return [None if code == NULL else names[code] for code in codes]
+
+    def strings(self) -> list[str]:
+        """Every value, by code (what a snapshot keeps)."""
+        return list(self._values)
+
+    @classmethod
+    def of(cls, strings: Sequence[str]) -> Vocabulary:
+        """The vocabulary whose code i is `strings[i]` (from `strings()`)."""
+        vocabulary = cls()
+        for value in strings:
+            vocabulary.encode(value)
+        return vocabulary
 
 
 class FilterColumns:
@@ -127,6 +141,45 @@ class FilterColumns:
     def values(self, name: str, rows: npt.NDArray[np.int64]) -> list[str | None]:
         """The strings in coded column `name` at each of `rows`, None where absent."""
         return self.vocabularies[name].values(self._coded[name][rows].tolist())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the columns' buffers, spare capacity included."""
+        coded = sum(array.nbytes for array in self._coded.values())
+        return coded + self._confidence.nbytes + self._date_epoch.nbytes + self._alive.nbytes
+
+    # -- snapshots (a2a.index.snapshot) ----------------------------------------------------
+
+    def save(self, folder: Path) -> tuple[list[Path], dict[str, list[str]]]:
+        """Write one `column.<name>.npy` per column into `folder`; returns the files and
+        the vocabularies (name -> strings by code) for the caller's state file."""
+        arrays: dict[str, npt.NDArray[Any]] = {name: self.codes(name) for name in self.CODED}
+        arrays |= {"confidence": self.confidence, "date_epoch": self.date_epoch}
+        arrays["alive"] = self.alive
+        paths = []
+        for name, array in arrays.items():
+            path = folder / f"column.{name}.npy"
+            np.save(path, np.ascontiguousarray(array))
+            paths.append(path)
+        return paths, {name: v.strings() for name, v in self.vocabularies.items()}
+
+    @classmethod
+    def load(cls, folder: Path, vocabularies: dict[str, list[str]]) -> FilterColumns:
+        """The columns `save` wrote, memory-mapped copy-on-write (a tombstone writes to
+        this process's copy of the page; an append copies the columns into memory)."""
+        loaded = cls()
+        loaded.vocabularies = {name: Vocabulary.of(vocabularies[name]) for name in cls.CODED}
+        loaded._coded = {name: load_array(folder / f"column.{name}.npy") for name in cls.CODED}
+        loaded._confidence = load_array(folder / "column.confidence.npy")
+        loaded._date_epoch = load_array(folder / "column.date_epoch.npy")
+        loaded._alive = load_array(folder / "column.alive.npy")
+        loaded._size = len(loaded._alive)
+        loaded._alive_count = int(np.count_nonzero(loaded._alive))
+        sizes = {len(array) for array in loaded._coded.values()}
+        sizes |= {len(loaded._confidence), len(loaded._date_epoch)}
+        if sizes != {loaded._size}:
+            raise ValueError(f"filter columns of unequal lengths: {sorted(sizes)}")
+        return loaded
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -267,6 +320,7 @@ class FilterColumns:
         capacity = len(self._alive)
         if size <= capacity:
             return
+        capacity = max(capacity, _INITIAL_CAPACITY)
         while capacity < size:
             capacity *= 2
         for name in self.CODED:

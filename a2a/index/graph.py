@@ -78,6 +78,16 @@ class GraphIndex:
         return self._size
 
     @property
+    def nbytes(self) -> int:
+        """Bytes the graph holds: its float16 codes, its links (int32 per neighbour slot),
+        each node's level and offset, and the node -> row column."""
+        hnsw = self._index.hnsw
+        codes = int(self._index.ntotal) * int(faiss.downcast_index(self._index.storage).code_size)
+        links = 4 * int(hnsw.neighbors.size()) + 4 * int(hnsw.levels.size())
+        offsets = 8 * int(hnsw.offsets.size())
+        return codes + links + offsets + int(self._node_row.nbytes)
+
+    @property
     def node_row(self) -> npt.NDArray[np.int64]:
         """The index row of each node, -1 when its row was compacted away."""
         return self._node_row[: self._size]

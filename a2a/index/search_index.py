@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
-import pickle
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from a2a.index.fields import FieldWeights, weighted_terms
 from a2a.index.graph import NEIGHBOURS, GraphIndex
 from a2a.index.mask_cache import MaskCache, Selection
 from a2a.index.rwlock import ReadWriteLock
+from a2a.index.stored_fields import IdColumn, IntColumn, ListColumn, StringColumn
 from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
@@ -56,13 +58,19 @@ GRAPH_MIN_CANDIDATES = 40
 GRAPH_BREADTH = 384
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
-#: StoredDecision fields kept per row as Python values (coded and numeric ones: columns).
+#: StoredDecision fields kept as string and list columns (coded and numeric ones: the
+#: filter columns; a2a.index.stored_fields).
 _TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
 _LIST_KEYS = ("tags", "reason_types")
 #: What `records` reads: every StoredDecision field but `record_json`.
 _RECORD_FIELDS = tuple(
     field.name for field in dataclass_fields(StoredDecision) if field.name != "record_json"
 )
+#: What `shown` reads: the id, then every field a result summary shows.
+_SHOWN_FIELDS = ("id", *SUMMARY_FIELDS)
+#: Bytes of one entry of the id -> row dict besides the id's characters and the dict's
+#: table (sys.getsizeof): the key's str header (49) and the row's int (28 past 256).
+_ROW_ENTRY_BYTES = 49 + 28
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +119,7 @@ class SearchIndex:
     - `shown(rows)`, `reason_types(rows)`: what a query result shows of each row.
     - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions),
       `content_hash(id)`, `updated_at(id)`, `columns` (FilterColumns: numpy columns for
-      listDecisions and getCalibration), `alive_count`, `len()`.
+      listDecisions and getCalibration), `alive_count`, `len()`, `memory_bytes()`.
     """
 
     def __init__(
@@ -151,22 +159,20 @@ class SearchIndex:
         # Changes whenever rows are renumbered (compaction) or dropped (clear): a graph
         # built outside the lock meanwhile (build_graph) is then of other rows.
         self._compactions = getattr(self, "_compactions", 0) + 1
-        self._ids: list[str] = []
+        # Ids as one UTF-8 column (row -> id) and a dict (id -> current row): the dict is
+        # the only Python object per record left (a2a.index.stored_fields).
+        self._ids = IdColumn()
         self._row: dict[str, int] = {}
         self.columns = FilterColumns()
         self._vectors = VectorMatrix(dtype=self._vector_dtype)
         self._graph: GraphIndex | None = None
         self._bm25 = BM25Index()
         self._tags = TagIndex()
-        self._text: dict[str, list[str | None]] = {key: [] for key in _TEXT_KEYS}
-        self._lists: dict[str, list[tuple[str, ...] | None]] = {key: [] for key in _LIST_KEYS}
-        self._updated_at: list[int | None] = []
-        # Stored fields, row-oriented: what a result shows of each row (its id and
-        # SUMMARY_FIELDS), so a result reads one tuple per row, not ten columns (Lucene
-        # keeps stored fields by document beside its columnar doc values for the same
-        # reason). ~136 bytes a row (the tuple; its strings are the decision's, shared
-        # with the text columns).
-        self._shown: list[tuple[Any, ...]] = []
+        # Stored fields as columns, read for the rows a result shows (~30 us for ten
+        # rows): a tuple per row cost ~400 bytes and 5 objects a row (docs/scaling.md).
+        self._text = {key: StringColumn() for key in _TEXT_KEYS}
+        self._lists = {key: ListColumn() for key in _LIST_KEYS}
+        self._updated_at = IntColumn()
 
     def reading(self) -> AbstractContextManager[None]:
         """Context manager holding the read lock (reentrant use is not supported)."""
@@ -194,9 +200,25 @@ class SearchIndex:
         return self.columns.alive_count
 
     @property
-    def ids(self) -> list[str]:
-        """Record id per row (tombstoned rows keep theirs). Read-only."""
+    def ids(self) -> IdColumn:
+        """Record id per row (tombstoned rows keep theirs): `ids[row]` is a str. Read-only;
+        appended to in place, replaced whole by a compaction, so a reader holding it keeps
+        answering for the rows it had."""
         return self._ids
+
+    def memory_bytes(self) -> int:
+        """An estimate of the bytes the index holds: every array's buffer (vectors mapped
+        from a snapshot included, spare capacity included), the graph, and the id -> row
+        dict (the one Python object per record left). Cached masks are left out (at most
+        MaskCache's few, one byte per row each). O(terms + tags), no pass over the rows."""
+        ids = len(self._row) * _ROW_ENTRY_BYTES + self._ids.text_bytes + sys.getsizeof(self._row)
+        ids += self._ids.nbytes
+        stored = sum(column.nbytes for column in self._text.values())
+        stored += sum(column.nbytes for column in self._lists.values())
+        stored += self._updated_at.nbytes
+        graph = 0 if self._graph is None else self._graph.nbytes
+        vectors = self._vectors.nbytes + self.columns.nbytes + self._bm25.nbytes
+        return ids + stored + graph + vectors + self._tags.nbytes
 
     def row_of(self, record_id: str) -> int | None:
         """The current row of `record_id`, None when it is not indexed."""
@@ -234,24 +256,23 @@ class SearchIndex:
 
     def shown(self, rows: Sequence[int]) -> list[tuple[Any, ...]]:
         """What a result shows of the record at each of `rows`: `(id, *SUMMARY_FIELDS
-        values)` (confidence a float, absent fields None), the tuple the row keeps."""
-        shown = self._shown
-        return [shown[row] for row in rows]
+        values)` (confidence a float, absent fields None), read from the columns."""
+        if len(rows) == 0:
+            return []
+        return list(zip(*self.fields(rows, _SHOWN_FIELDS), strict=True))
 
     def reason_types(self, rows: Sequence[int]) -> list[list[str]]:
         """The reason types of the record at each of `rows` (new lists, [] when none)."""
-        types = self._lists["reason_types"]
-        return [list(types[row] or ()) for row in rows]
+        return [list(types) for types in self._lists["reason_types"].values(rows)]
 
     def fields(self, rows: Sequence[int], names: Sequence[str]) -> list[list[Any]]:
         """StoredDecision field `name` (not `record_json`) of each of `rows`, for each of
         `names`: one list per name, read from its column once."""
         at = np.asarray(rows, dtype=np.int64)
-        listed: list[int] = at.tolist()
         found: list[list[Any]] = []
         for name in names:
             if name == "id":
-                found.append([self._ids[row] for row in listed])
+                found.append(self._ids.ids(at))
             elif name in FilterColumns.CODED:
                 found.append(self.columns.values(name, at))
             elif name == "confidence":  # NaN: absent
@@ -260,13 +281,11 @@ class SearchIndex:
                 epochs = self.columns.date_epoch[at].tolist()
                 found.append([None if e != e else int(e) for e in epochs])
             elif name in self._text:
-                column = self._text[name]
-                found.append([column[row] for row in listed])
+                found.append(self._text[name].values(at))
             elif name in self._lists:
-                lists = self._lists[name]
-                found.append([lists[row] or () for row in listed])
+                found.append(self._lists[name].values(at))
             elif name == "updated_at":
-                found.append([self._updated_at[row] for row in listed])
+                found.append(self._updated_at.values(at))
             else:
                 raise ValueError(f"the index keeps no field {name!r}")
         return found
@@ -275,43 +294,64 @@ class SearchIndex:
 
     def persist(self, folder: Path) -> list[Path]:
         """Write the index's state into `folder` (call under `reading()`); returns the files:
-        vectors.npy, state.pickle, and the graph's files when there is a graph."""
+        one .npy per array (vectors.npy, the filter, stored-field, BM25 and tag columns),
+        state.json (vocabularies, terms, tags, sizes) and the graph's files when there is
+        a graph. Every .npy loads memory-mapped (`restore`)."""
         vectors = folder / "vectors.npy"
-        state = {
-            "vectors": self._vectors.save(vectors),
-            "vector_dtype": self._vector_dtype,
-            "ids": self._ids,
-            "columns": self.columns,
-            "bm25": self._bm25,
-            "tags": self._tags,
-            "text": self._text,
-            "lists": self._lists,
-            "updated_at": self._updated_at,
-            "shown": self._shown,
-        }
-        pickled = folder / "state.pickle"
-        with pickled.open("wb") as handle:
-            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        files = VectorMatrix.files(vectors)
+        state: dict[str, Any] = {"vectors": self._vectors.save(vectors)}
+        state["vector_dtype"] = self._vector_dtype
+        files += self._ids.save(folder, "ids")
+        for key, text in self._text.items():
+            files += text.save(folder, f"text.{key}")
+        for key, listed in self._lists.items():
+            files += listed.save(folder, f"list.{key}")
+        state["lists"] = {key: listed.vocabulary() for key, listed in self._lists.items()}
+        files += self._updated_at.save(folder, "updated_at")
+        saved, state["vocabularies"] = self.columns.save(folder)
+        files += saved
+        saved, state["terms"] = self._bm25.save(folder)
+        state["bm25"] = {"k1": self._bm25.k1, "b": self._bm25.b}
+        files += saved
+        saved, state["tags"] = self._tags.save(folder)
+        files += saved
+        written = folder / "state.json"
+        written.write_text(json.dumps(state))
         graph = [] if self._graph is None else self._graph.save(folder)
-        return [vectors, pickled, *graph]
+        return [*files, written, *graph]
 
     @classmethod
     def restore(cls, folder: Path, **options: Any) -> SearchIndex:
-        """The index `persist` wrote into `folder`, vectors mapped (see VectorMatrix.load);
+        """The index `persist` wrote into `folder`, its arrays memory-mapped copy-on-write
+        (pages read when first touched; a write after the load copies what it changes);
         `options` are the constructor's. The graph is built afresh when the snapshot has
-        none, the index is past `graph_min_rows` and `graph_inline` (else: `build_graph`)."""
-        with (folder / "state.pickle").open("rb") as handle:
-            state = pickle.load(handle)
+        none, the index is past `graph_min_rows` and `graph_inline` (else: `build_graph`).
+        Raises ValueError, KeyError or OSError when a file is missing or does not fit."""
+        state = json.loads((folder / "state.json").read_text())
         index = cls(state["vector_dtype"], **options)
         index._vectors = VectorMatrix.load(folder / "vectors.npy", state["vectors"])
-        index._ids = state["ids"]
-        index._row = {record_id: row for row, record_id in enumerate(index._ids)}
-        index.columns = state["columns"]
-        for row in np.flatnonzero(~index.columns.alive).tolist():
-            del index._row[index._ids[row]]
-        index._bm25, index._tags = state["bm25"], state["tags"]
-        index._text, index._lists = state["text"], state["lists"]
-        index._updated_at, index._shown = state["updated_at"], state["shown"]
+        index._ids = IdColumn.load(folder, "ids")
+        index._text = {key: StringColumn.load(folder, f"text.{key}") for key in _TEXT_KEYS}
+        index._lists = {
+            key: ListColumn.load(folder, f"list.{key}", state["lists"][key]) for key in _LIST_KEYS
+        }
+        index._updated_at = IntColumn.load(folder, "updated_at")
+        index.columns = FilterColumns.load(folder, state["vocabularies"])
+        bm25 = state["bm25"]
+        index._bm25 = BM25Index.load(folder, state["terms"], bm25["k1"], bm25["b"])
+        index._tags = TagIndex.load(folder, state["tags"])
+        rows = len(index._ids)
+        lengths = [len(text) for text in index._text.values()]
+        lengths += [len(listed) for listed in index._lists.values()]
+        lengths += [len(index._updated_at), len(index.columns), len(index._bm25), len(index._tags)]
+        if set(lengths) != {rows} or len(index._vectors) != rows:
+            raise ValueError(f"columns of unequal lengths in {folder}: {rows} ids, {lengths}")
+        alive: list[bool] = index.columns.alive.tolist()
+        index._row = {
+            record_id: row
+            for row, (record_id, live) in enumerate(zip(index._ids, alive, strict=True))
+            if live
+        }
         if (folder / "graph.faiss").exists():
             index._graph = GraphIndex.load(folder)
         elif index._graph_inline:
@@ -345,10 +385,9 @@ class SearchIndex:
             self._grow_graph(vectors, rows)
             self._bm25.add(terms)
             self._tags.add([normalize_tags(record.decision.tags) for record in batch])
-            for record, row in zip(batch, rows.tolist(), strict=True):
-                self._ids.append(record.id)
-                self._row[record.id] = row
-                self._store_fields(record.id, record.decision)
+            self._ids.append([record.id for record in batch])
+            self._row.update(zip((record.id for record in batch), rows.tolist(), strict=True))
+            self._store_fields([record.decision for record in batch])
             self._maybe_compact()
 
     def _grow_graph(self, vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]) -> None:
@@ -408,18 +447,17 @@ class SearchIndex:
             self._reset()
 
     def _kill(self, rows: Sequence[int]) -> None:
-        for row in rows:
-            del self._row[self._ids[row]]
+        for record_id in self._ids.ids(rows):
+            del self._row[record_id]
         if rows:
             self.columns.kill(rows)
 
-    def _store_fields(self, record_id: str, decision: StoredDecision) -> None:
+    def _store_fields(self, decisions: Sequence[StoredDecision]) -> None:
         for key in _TEXT_KEYS:
-            self._text[key].append(getattr(decision, key))
+            self._text[key].append([getattr(decision, key) for decision in decisions])
         for key in _LIST_KEYS:
-            self._lists[key].append(getattr(decision, key) or None)
-        self._updated_at.append(decision.updated_at)
-        self._shown.append(_shown_of(record_id, decision))
+            self._lists[key].append([getattr(decision, key) for decision in decisions])
+        self._updated_at.append([decision.updated_at for decision in decisions])
 
     def _maybe_compact(self) -> None:
         dead = len(self._ids) - self.columns.alive_count
@@ -436,16 +474,14 @@ class SearchIndex:
             self._graph.renumber(renumber)
         self.columns = self.columns.take(keep)
         self._bm25 = self._bm25.take(keep)
-        kept = keep.tolist()
-        self._ids = [self._ids[r] for r in kept]
+        self._ids = self._ids.take(keep)
         self._row = {record_id: row for row, record_id in enumerate(self._ids)}
         for key in _TEXT_KEYS:
-            self._text[key] = [self._text[key][r] for r in kept]
+            self._text[key] = self._text[key].take(keep)
         for key in _LIST_KEYS:
-            self._lists[key] = [self._lists[key][r] for r in kept]
-        self._updated_at = [self._updated_at[r] for r in kept]
-        self._shown = [self._shown[r] for r in kept]
-        self._tags = TagIndex.of(_tag_set_of(self._lists["tags"][r]) for r in fresh.tolist())
+            self._lists[key] = self._lists[key].take(keep)
+        self._updated_at = self._updated_at.take(keep)
+        self._tags = TagIndex.of(normalize_tags(tags) for tags in self._lists["tags"].values(fresh))
 
     # -- reads (call under `reading()`, or let each method take the lock) --------------------
 
@@ -683,23 +719,3 @@ def _cosine_distances(dots: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]
     np.maximum(distances, 0.0, out=distances)
     np.minimum(distances, 2.0, out=distances)
     return distances
-
-
-def _shown_of(record_id: str, decision: StoredDecision) -> tuple[Any, ...]:
-    """`record_id`, then `decision`'s SUMMARY_FIELDS values in order, as its columns give
-    them back (confidence as a float, like the float64 column's)."""
-    return (
-        record_id,
-        *(
-            _float_or_none(decision.confidence) if name == "confidence" else getattr(decision, name)
-            for name in SUMMARY_FIELDS
-        ),
-    )
-
-
-def _float_or_none(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _tag_set_of(tags: tuple[str, ...] | None) -> frozenset[str]:
-    return normalize_tags(tags or ())

@@ -1,11 +1,13 @@
 """Snapshots of a search index on disk: a replica maps one at start instead of reading Chroma.
 
 Layout under a collection's snapshot folder (`root`, e.g. `<CSTP_DATA_DIR>/index/<name>`):
-- `snap-<ns>-<pid>/`: one complete snapshot: `vectors.npy` (the vector matrix, memory-mapped
-  copy-on-write at load, so appends after the load touch only the pages they write),
-  `state.pickle` (filter columns, BM25 postings, tags, ids and stored fields), `graph.faiss`
-  and `graph_rows.npy` (the HNSW graph, when the index has one), and `manifest.json`
-  (format, SnapshotStamp, the SHA-256 of every other file);
+- `snap-<ns>-<pid>/`: one complete snapshot: `vectors.npy` (the vector matrix, with spare
+  rows for appends), one `.npy` per column of ids, stored fields, filter columns, BM25
+  postings and tag postings (a2a.index.stored_fields; every `.npy` is memory-mapped
+  copy-on-write at load, so a load reads pages only as they are used and a write after it
+  touches only what it changes), `state.json` (vocabularies, BM25 terms, tags, sizes),
+  `graph.faiss` and `graph_rows.npy` (the HNSW graph, when the index has one), and
+  `manifest.json` (format, SnapshotStamp, the SHA-256 of every other file);
 - `CURRENT`: the name of the snapshot to load.
 A write fills `.tmp-<pid>-<ns>/`, fsyncs every file and the folder, renames it to
 `snap-...`, then replaces CURRENT (temp file, fsync, rename, fsync of `root`): a process
@@ -15,8 +17,11 @@ Readers never write, so replicas may share a folder they can only read.
 A snapshot is refused (`SnapshotRefused`, with the reason: the caller logs it and rebuilds
 from Chroma) when its format, model or dimension differ from the caller's, or a file's
 checksum does not match. Its stamp (Chroma's revision and the watermark of its last
-freshness check) is where the catch-up through a2a.index.sync starts.
-`state.pickle` is unpickled: the folder must be as trusted as CSTP_DATA_DIR itself.
+freshness check) is where the catch-up through a2a.index.sync starts. Nothing is unpickled
+(`.npy` files load with allow_pickle=False); faiss reads the graph file.
+
+Formats: 1 pickled the Python side whole (state.pickle: a tuple and strings per row); 2
+(this one) keeps every per-row field in `.npy` columns. A snapshot of format 1 is refused.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from a2a.index.search_index import SearchIndex
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 #: Temporary folders of writes older than this are taken as abandoned (a killed writer).

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -15,9 +13,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import threadpool_limits
 
-from a2a.index.graph import limit_graph_threads
 from a2a.index.search_index import (
     GRAPH_MIN_FRACTION,
     GRAPH_MIN_ROWS,
@@ -134,14 +130,10 @@ class LiveIndex:
     def start(self) -> None:
         """Start loading in the background (idempotent); call from the event loop.
 
-        Also limits BLAS and faiss (OpenMP: 2 threads made a graph walk 4x slower) to one
-        thread in this process: a matrix-vector product over
-        100k rows is faster single-threaded on a loaded machine (bench/scale_bench.py),
-        and concurrent queries then use one core each instead of fighting for all.
+        Changes nothing process-wide: the thread limits of BLAS and faiss are the entry
+        point's (a2a.app.process.configure_process, called by `cstp serve` and `cstp index`).
         """
         if self._loader is None:
-            threadpool_limits(limits=1, user_api="blas")
-            limit_graph_threads()
             self._changed = asyncio.Event()
             self._retry_now = asyncio.Event()
             self._loader = asyncio.get_running_loop().create_task(self._load_until_done())
@@ -399,15 +391,11 @@ class LiveIndex:
         self.index.clear()
         # Chroma's reads release the GIL: READERS threads read pages ahead of this one,
         # which indexes them as they come (docs/scaling.md has the load times at 100k).
-        with _collector_paused():
-            for page in self._store.pages(documents=True, embeddings=True, readers=READERS):
-                self.index.upsert(_records(page))
-            # The loaded rows live as long as the process: out of the collector's reach
-            # (gc.freeze), or each full collection would traverse their millions of objects,
-            # one query's pause (70 ms at 100k here, growing with the store). Garbage is
-            # collected first, so none is frozen with them.
-            gc.collect()
-            gc.freeze()
+        # The index keeps its rows in columns, not objects: a full garbage collection after
+        # the load costs what it did before it (docs/scaling.md, Memory), so the collector
+        # is neither paused nor the rows frozen (both process-wide).
+        for page in self._store.pages(documents=True, embeddings=True, readers=READERS):
+            self.index.upsert(_records(page))
         # Here, not at the first keyword query: the first queries after a start, which a
         # replica joining a load balancer gets at once, then cost what later ones do.
         self.index.warm()
@@ -424,12 +412,9 @@ class LiveIndex:
         started = time.perf_counter()
         assert self._model is not None
         try:
-            with _collector_paused():  # unpickling creates the same millions of objects
-                loaded = load_index(
-                    root, model=self._model, dimension=self._dimension, **self._index_options
-                )
-                gc.collect()
-                gc.freeze()  # as after a load from Chroma (see _load)
+            loaded = load_index(
+                root, model=self._model, dimension=self._dimension, **self._index_options
+            )
         except SnapshotRefused as exc:
             log.warning("search index snapshot refused, rebuilding from Chroma: %s", exc)
             return False
@@ -561,23 +546,6 @@ class LiveIndex:
         missing = sorted(stored - indexed)
         for page in self._store.pages(ids=missing, documents=True, embeddings=True):
             self.index.upsert(_records(page))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, back as it was after.
-
-    A whole-store load allocates millions of container objects (metadata dicts, lists of
-    floats from Chroma) and creates no cycles; each generation-0 pass re-traverses the
-    young ones, which made up ~25% of a 100k load (bench: 27.5-29.5 s -> 20-23 s).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _records(page: StoredPage) -> list[IndexedRecord]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -21,11 +21,17 @@ REACH = 2 * 10.0**-DECIMALS
 SORT_AT_MOST = 32
 
 
+class Ids(Protocol):
+    """Row -> record id: a list of ids, or the index's id column."""
+
+    def __getitem__(self, row: int, /) -> str: ...
+
+
 def top_k(
     values: npt.NDArray[np.floating],
     rows: npt.NDArray[np.int64],
     k: int,
-    ids: Sequence[str],
+    ids: Ids,
     *,
     descending: bool,
 ) -> list[tuple[int, float]]:

@@ -9,6 +9,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from a2a.index.stored_fields import load_array
+
 BoolArray = npt.NDArray[np.bool_]
 VectorDtype = Literal["float32", "float16"]
 
@@ -89,28 +91,43 @@ class VectorMatrix:
             taken.append(self.matrix[rows], new_owner)
         return taken
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the matrix and the owner column, spare capacity included (mapped from
+        a snapshot or not)."""
+        matrix = 0 if self._matrix is None else self._matrix.nbytes
+        return matrix + self._owner.nbytes
+
     def save(self, path: Path) -> dict[str, Any]:
-        """Write the matrix with its spare capacity to `path` (.npy); returns the rest of
-        its state (for `load`). The spare rows let a copy-on-write mapping take appends."""
+        """Write the matrix with its spare capacity to `path` (.npy) and the owner column
+        beside it (`<stem>.owner.npy`); returns the rest of its state (JSON, for `load`).
+        The spare rows let a copy-on-write mapping take appends."""
         np.save(path, self._matrix if self._matrix is not None else np.zeros((0, 0), self.dtype))
+        np.save(path.with_suffix(".owner.npy"), self._owner)
         return {
             "dim": self.dim,
             "dtype": self.dtype.name,
             "size": self._size,
-            "owner": self._owner,
             "identity": self._identity,
         }
 
     @classmethod
     def load(cls, path: Path, state: dict[str, Any]) -> VectorMatrix:
         """The matrix `save` wrote, mapped copy-on-write (pages read on first touch; writes
-        stay in this process)."""
+        stay in this process), and its owner column, mapped the same way."""
         loaded = cls(state["dim"], state["dtype"])
         if state["size"]:
             loaded._matrix = np.load(path, mmap_mode="c")
-        loaded._size, loaded._owner = state["size"], state["owner"]
+        loaded._size, loaded._owner = state["size"], load_array(path.with_suffix(".owner.npy"))
         loaded._identity = state["identity"]
+        if loaded._matrix is not None and len(loaded._matrix) != len(loaded._owner):
+            raise ValueError("the vector matrix and its owner column differ in capacity")
         return loaded
+
+    @staticmethod
+    def files(path: Path) -> list[Path]:
+        """The files `save(path)` writes."""
+        return [path, path.with_suffix(".owner.npy")]
 
     def scores(
         self,

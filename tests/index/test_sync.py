@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.sync import LiveIndex
@@ -115,33 +116,23 @@ async def test_the_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Pa
     store.close()
 
 
-async def test_loaded_rows_are_frozen_out_of_full_collections_and_garbage_is_not(
-    tmp_path: Path,
-) -> None:
-    """A full collection traversed every row the load made (70 ms at 100k records, growing
-    with the store): one query's pause at any time. They are frozen once loaded; garbage
-    left before the load is collected first rather than frozen with them."""
+async def test_a_load_changes_nothing_process_wide(tmp_path: Path) -> None:
+    """Library code leaves process-wide state to the entry points (a2a.app.process): a load
+    freezes no object (its rows are columns, not objects a full collection walks:
+    tests/index/test_columns_memory.py) and limits no thread pool."""
     store = ChromaDecisionStore(data_dir=tmp_path, collection="frozen", embedding_model="t")
     write(store, SAMPLE[:3])
-
-    class Cycle:
-        pass
-
-    cycle = Cycle()
-    cycle.self = cycle  # type: ignore[attr-defined]
-    gone = weakref.ref(cycle)
-    del cycle
+    frozen = gc.get_freeze_count()
+    pools = [(p["internal_api"], p["num_threads"]) for p in threadpool_info()]
+    graph_threads = faiss.omp_get_max_threads()
     live = LiveIndex(store)
-    try:
-        await live.current()
-        collectable = {id(o) for generation in range(3) for o in gc.get_objects(generation)}
-        ids = live.index.ids  # a list the rows made: tracked by the collector, unless frozen
-        assert ids == ["d01", "d02", "d03"] and gc.is_tracked(ids)
-        assert id(ids) not in collectable
-        assert gone() is None
-    finally:
-        gc.unfreeze()
-        store.close()
+    await live.current()
+    assert live.index.alive_count == 3 and gc.isenabled()
+    assert gc.get_freeze_count() == frozen
+    assert [(p["internal_api"], p["num_threads"]) for p in threadpool_info()] == pools
+    assert faiss.omp_get_max_threads() == graph_threads
+    await live.stop()
+    store.close()
 
 
 async def test_records_landed_by_a_write_that_failed_midway_are_seen_by_the_next_query(

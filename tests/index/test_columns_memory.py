@@ -1,0 +1,210 @@
+"""The index keeps its rows in columns: every field back as written, through snapshots,
+writes after a snapshot's load and compaction; no Python object per row; an honest size."""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.search_index import MIN_COMPACT
+from a2a.index.snapshot import CURRENT, MANIFEST, SnapshotStamp, load_index, write_snapshot
+from a2a.index.sync import LiveIndex
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+from a2a.store.stored import StoredDecision
+from tests.index.helpers import unit_vectors
+
+DIM = 8
+MODEL = "test-model"
+
+
+def _decision(n: int, version: int = 0) -> StoredDecision:
+    """Every stored field, some absent, some non-ASCII, lists of 0-3 items."""
+    return StoredDecision(
+        id=f"d{n:05d}",
+        title=None if n % 11 == 0 else f"Décision {n % 20} v{version} — ünïcode",
+        category=("architecture", "security", None)[n % 3],
+        confidence=None if n % 7 == 0 else (n % 10) / 10,
+        stakes=("low", "medium", "high", "critical")[n % 4],
+        status=("decided", "reviewed")[n % 2],
+        outcome=None if n % 5 else "success",
+        date=None if n % 13 == 0 else f"2026-01-{1 + n % 28:02d}T10:00:00Z",
+        date_epoch=None if n % 13 == 0 else 1767225600 + (n % 28) * 86400 + 36000,
+        source=("file", "rpc", None)[n % 3],
+        recorded_by=f"agent-{n % 4}",
+        recorded_at=f"2026-02-01T00:00:{n % 60:02d}Z",
+        reviewed_at=None if n % 2 == 0 else "2026-03-01T00:00:00Z",
+        tags=tuple(f"Tag{t}" for t in range(n % 4)),
+        reason_types=("analysis", "pattern")[: n % 3],
+        content_hash=f"{n:064x}",
+        updated_at=None if n % 17 == 0 else 1_700_000_000_000 + n,
+    )
+
+
+def _records(numbers: range | list[int], version: int = 0) -> list[IndexedRecord]:
+    vectors = unit_vectors(len(numbers), DIM, seed=version)
+    return [
+        IndexedRecord(d.id, d, vectors[i], f"{d.title} postgres migration {d.stakes}")
+        for i, d in enumerate(_decision(n, version) for n in numbers)
+    ]
+
+
+def _everything(index: SearchIndex) -> dict[str, Any]:
+    """What every read of the index gives for every current row, and a few searches."""
+    with index.reading():
+        rows = np.flatnonzero(index.mask(None)).tolist()
+        query = unit_vectors(1, DIM, seed=99)[0]
+        mask = index.mask(None)
+        return {
+            "records": sorted(index.records(rows), key=lambda r: r.id),
+            "shown": sorted(index.shown(rows)),
+            "reasons": sorted(zip(index.ids.ids(rows), index.reason_types(rows), strict=True)),
+            "semantic": [(m.id, m.distance) for m in index.semantic(query, mask, 10)],
+            "keyword": [(m.id, m.score) for m in index.keyword("postgres critical", mask, 10)],
+            "similar": _similar(index, mask),
+            "hash": index.content_hash("d00042"),
+            "updated": index.updated_at("d00042"),
+        }
+
+
+def _similar(index: SearchIndex, mask: np.ndarray) -> list[tuple[str, float]]:
+    rows, scores, _, _ = index.similar(frozenset({"tag1"}), "security", None, mask)
+    return [(index.id_of(r), s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+
+
+def test_every_field_reads_back_as_written_and_through_a_snapshot(tmp_path: Path) -> None:
+    index = SearchIndex(graph_min_rows=None)
+    index.upsert(_records(range(500)))
+    with index.reading():
+        assert index.records(list(range(500))) == [_without_json(_decision(n)) for n in range(500)]
+    stamp = SnapshotStamp(revision="r", watermark_ms=0, model=MODEL, dimension=DIM)
+    write_snapshot(index, stamp, tmp_path)
+    loaded = load_index(tmp_path, model=MODEL, dimension=DIM, graph_min_rows=None)
+    assert loaded is not None
+    restored = loaded[0]
+    assert _everything(restored) == _everything(index)
+    # Writes after the load (mapped columns: appends, tombstones, updates) and a compaction
+    # leave both indexes alike.
+    for each in (index, restored):
+        each.upsert(_records(range(480, 520), version=1))
+        each.remove([f"d{n:05d}" for n in range(0, 60, 3)])
+        assert _everything(each)["records"][0].id == "d00001"
+    assert _everything(restored) == _everything(index)
+    for each in (index, restored):
+        each.remove([f"d{n:05d}" for n in range(100, 100 + MIN_COMPACT)])
+        each.upsert(_records(range(2000, 2000 + MIN_COMPACT), version=2))
+        each.remove([f"d{n:05d}" for n in range(2000, 2000 + 3 * MIN_COMPACT // 4)])
+        assert len(each) < 500 + 40 + MIN_COMPACT  # compacted: rows renumbered
+        each.upsert(_records(range(600, 650), version=3))
+    assert _everything(restored) == _everything(index)
+
+
+def _without_json(decision: StoredDecision) -> StoredDecision:
+    return StoredDecision(**{**_fields(decision), "record_json": None})
+
+
+def _fields(decision: StoredDecision) -> dict[str, Any]:
+    return {name: getattr(decision, name) for name in StoredDecision.__dataclass_fields__}
+
+
+def _tracked(root: object) -> int:
+    """Objects the garbage collector tracks that are reachable from `root` (numpy arrays'
+    buffers are not objects; classes and modules are not walked)."""
+    seen: set[int] = set()
+    stack, tracked = [root], 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, type | np.ndarray):
+            continue
+        seen.add(id(item))
+        tracked += gc.is_tracked(item)
+        stack.extend(gc.get_referents(item))
+        if hasattr(item, "__dict__"):
+            stack.append(vars(item))
+        for klass in type(item).__mro__:
+            stack.extend(
+                getattr(item, s) for s in getattr(klass, "__slots__", ()) if hasattr(item, s)
+            )
+    return tracked
+
+
+@pytest.mark.parametrize("size", [1000, 4000])
+def test_no_python_object_per_row_for_the_collector_to_walk(size: int, tmp_path: Path) -> None:
+    """A full collection walks every tracked object: rows kept as tuples and lists made it
+    ~50 ms at 100k records, growing with the store. Rows are columns now: the objects the
+    collector tracks do not grow with the rows, loaded or restored."""
+    index = SearchIndex(graph_min_rows=None)
+    for start in range(0, size, 500):
+        index.upsert(_records(range(start, start + 500)))
+    stamp = SnapshotStamp(revision="r", watermark_ms=0, model=MODEL, dimension=DIM)
+    write_snapshot(index, stamp, tmp_path)
+    loaded = load_index(tmp_path, model=MODEL, dimension=DIM, graph_min_rows=None)
+    assert loaded is not None
+    for each in (index, loaded[0]):
+        state = {k: v for k, v in vars(each).items() if k not in {"lock", "_masks"}}
+        # Per term and per tag (a few dozen here), never per row.
+        assert _tracked(state) < 200
+
+
+def test_memory_bytes_is_within_a_quarter_of_what_the_index_allocates() -> None:
+    """`memory_bytes()` (what tenants are evicted by) against tracemalloc's count of what
+    building the index allocated and kept (numpy reports its buffers to tracemalloc)."""
+    records = _records(range(20_000))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        index = SearchIndex(graph_min_rows=None)
+        for start in range(0, len(records), 1000):
+            index.upsert(records[start : start + 1000])
+        index.warm()
+        gc.collect()
+        allocated = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    estimate = index.memory_bytes()
+    assert 0.75 * allocated <= estimate <= 1.25 * allocated, (estimate, allocated)
+    index.upsert(_records(range(20_000, 21_000)))
+    assert index.memory_bytes() > estimate
+
+
+async def test_a_snapshot_of_the_previous_format_is_refused_and_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="former", embedding_model=MODEL
+    )
+    store.upsert(
+        [DecisionRecord(id=f"d{i}", title=f"Decision {i}") for i in range(20)],
+        unit_vectors(20, DIM, seed=1),
+    )
+    snapshots = tmp_path / "snapshots"
+
+    def live() -> LiveIndex:
+        return LiveIndex(store, snapshots=snapshots, model=MODEL, dimension=DIM)
+
+    first = live()
+    await first.current()
+    await first.stop()
+    folder = snapshots / (snapshots / CURRENT).read_text()
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["format"] = 1  # what a replica of the pickling version wrote
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    second = live()
+    index = await second.current()
+    await second.stop()
+    assert "is of format 1, this version reads 2" in caplog.text
+    assert "rebuilding from Chroma" in caplog.text
+    assert index.alive_count == 20
+    # The rebuild replaced it with a snapshot of this format.
+    assert load_index(snapshots, model=MODEL, dimension=DIM) is not None
+    store.close()
