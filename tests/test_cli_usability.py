@@ -81,8 +81,8 @@ def test_port_in_use_exits_4_before_the_store_is_opened(tmp_path: Path) -> None:
 
 
 def test_query_of_a_service_that_is_not_there_exits_5() -> None:
-    result = cstp("query", "anything", env={"CSTP_PORT": str(free_port())})
-    assert result.returncode == exit_codes.UNREACHABLE == 5
+    result = RUNNER.invoke(app, ["query", "anything"], env={"CSTP_PORT": str(free_port())})
+    assert result.exit_code == exit_codes.UNREACHABLE == 5, result.output
 
 
 @pytest.mark.parametrize(
