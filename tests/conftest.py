@@ -230,6 +230,36 @@ def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data_dir
 
 
+#: The bearer tokens of examples_service, by agent.
+EXAMPLES_TOKENS = {
+    "cli": "cli-token-0123456789",
+    "smoke": "smoke-token",
+    "mcp": "readme-mcp-token-0123456789",
+}
+
+
+@pytest.fixture(scope="session")
+def examples_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real `cstp serve` over the example decisions (default model, auth on with
+    EXAMPLES_TOKENS), started once a session for the modules that only read them (the CLI's
+    client commands, scripts/smoke.sh, the README's MCP example); its base URL.
+
+    A module that writes, limits or stops its server starts its own.
+    """
+    from tests.servers import free_port, start_cstp, stop
+
+    port = free_port()
+    env = {
+        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("examples-service")),
+        "CSTP_AUTH_TOKENS": ",".join(f"{a}:{t}" for a, t in EXAMPLES_TOKENS.items()),
+    }
+    server = start_cstp(port, env, "--index", str(REPO / "examples" / "decisions"))
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(server)
+
+
 def copy_store(template: Path, data_dir: Path) -> None:
     """Give `data_dir` its own copy of the store in `template` (no process may hold either)."""
     shutil.copytree(template / "chroma", data_dir / "chroma")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from importlib.metadata import version
 
 import pytest
@@ -14,8 +13,8 @@ from typer.testing import CliRunner
 from a2a.cli import exit_codes
 from a2a.cli.main import app
 from a2a.cli.options import filters
-from tests.conftest import REPO
-from tests.servers import cstp, free_port, start_cstp, stop
+from tests.conftest import EXAMPLES_TOKENS
+from tests.servers import cstp
 
 RUNNER = CliRunner()
 COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
@@ -28,7 +27,7 @@ FILTERING = ["query", "list", "calibration", "similar"]
 #: click's names of Python types, which tell a user nothing about what to type.
 TYPE_METAVAR = re.compile(r"^\s+--[\w-]+ (TEXT|FLOAT|INTEGER)\b", re.MULTILINE)
 UNREACHABLE = {"CSTP_URL": "http://127.0.0.1:1"}
-TOKEN = "cli-options-token-0123456789"
+TOKEN = EXAMPLES_TOKENS["cli"]
 
 
 def help_page(*command: str) -> str:
@@ -105,19 +104,10 @@ def test_bad_values_are_usage_errors(command: str) -> None:
     assert RUNNER.invoke(app, [command, *args], env=UNREACHABLE).exit_code == 2
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real `cstp serve` with auth on over the example decisions."""
-    port = free_port()
-    settings = {
-        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("cli-options")),
-        "CSTP_AUTH_TOKENS": f"cli:{TOKEN}",
-    }
-    server = start_cstp(port, settings, "--index", str(REPO / "examples" / "decisions"))
-    try:
-        yield {"CSTP_URL": f"http://127.0.0.1:{port}", "CSTP_TOKEN": TOKEN}
-    finally:
-        stop(server)
+@pytest.fixture
+def env(examples_service: str) -> dict[str, str]:
+    """The session's real `cstp serve` with auth on over the example decisions."""
+    return {"CSTP_URL": examples_service, "CSTP_TOKEN": TOKEN}
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,11 @@ from a2a.cli import exit_codes
 from a2a.cli.main import app
 from a2a.cli.query import default_url
 from a2a.settings import load_settings
-from tests.conftest import REPO
-from tests.servers import cstp, free_port, start_cstp, stop
+from tests.conftest import EXAMPLES_TOKENS, REPO
+from tests.servers import cstp, free_port
 
 EXAMPLES = str(REPO / "examples" / "decisions")
-TOKEN = "cli-usability-token-0123456789"
+TOKEN = EXAMPLES_TOKENS["cli"]
 FAST = "wordllama-l2-supercat-256"
 COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
 RUNNER = CliRunner()
@@ -82,8 +81,8 @@ def test_port_in_use_exits_4_before_the_store_is_opened(tmp_path: Path) -> None:
 
 
 def test_query_of_a_service_that_is_not_there_exits_5() -> None:
-    result = cstp("query", "anything", env={"CSTP_PORT": str(free_port())})
-    assert result.returncode == exit_codes.UNREACHABLE == 5
+    result = RUNNER.invoke(app, ["query", "anything"], env={"CSTP_PORT": str(free_port())})
+    assert result.exit_code == exit_codes.UNREACHABLE == 5, result.output
 
 
 @pytest.mark.parametrize(
@@ -128,19 +127,10 @@ def test_index_progress_prints_the_bar_and_the_summary(tmp_path: Path) -> None:
     assert re.search(r"indexed into .*: \d+ new, 0 updated", result.stderr)
 
 
-@pytest.fixture(scope="module")
-def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A real `cstp serve` with auth on over the example decisions."""
-    number = free_port()
-    env = {
-        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("cli-query")),
-        "CSTP_AUTH_TOKENS": f"cli:{TOKEN}",
-    }
-    server = start_cstp(number, env, "--index", EXAMPLES)
-    try:
-        yield number
-    finally:
-        stop(server)
+@pytest.fixture
+def port(examples_service: str) -> int:
+    """The port of the session's real `cstp serve` with auth on over the example decisions."""
+    return int(examples_service.rsplit(":", 1)[1])
 
 
 @pytest.mark.slow

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import EXAMPLES_TOKENS, REPO
 from tests.servers import free_port, start_cstp, stop
 
 pytestmark = pytest.mark.slow
 
-TOKEN = "readme-mcp-token-0123456789"
+TOKEN = EXAMPLES_TOKENS["mcp"]
 
 
 def mcp_example() -> str:
@@ -41,26 +41,22 @@ def run_example(url: str, token: str | None) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """One service with auth off and one with auth on, both over the example decisions."""
-    examples = str(REPO / "examples" / "decisions")
-    started = []
-    urls = {}
+def servers(
+    tmp_path_factory: pytest.TempPathFactory, examples_service: str
+) -> Iterator[dict[str, str]]:
+    """A service with auth off of its own and, with auth on, the session's one (agent mcp),
+    both over the example decisions."""
+    port = free_port()
+    env = {
+        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("auth-off")),
+        # the model is not what the example shows: the fast one
+        "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+    }
+    process = start_cstp(port, env, "--index", str(REPO / "examples" / "decisions"))
     try:
-        for mode, extra in (("off", {}), ("on", {"CSTP_AUTH_TOKENS": f"mcp:{TOKEN}"})):
-            port = free_port()
-            env = {
-                "CSTP_DATA_DIR": str(tmp_path_factory.mktemp(f"auth-{mode}")),
-                # the model is not what the example shows: the fast one
-                "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
-                **extra,
-            }
-            started.append(start_cstp(port, env, "--index", examples))
-            urls[mode] = f"http://127.0.0.1:{port}"
-        yield urls
+        yield {"off": f"http://127.0.0.1:{port}", "on": examples_service}
     finally:
-        for process in started:
-            stop(process)
+        stop(process)
 
 
 def test_example_runs_with_auth_off_and_no_token(servers: dict[str, str]) -> None:

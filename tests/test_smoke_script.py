@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.servers import free_port, start_cstp, stop
 
 pytestmark = pytest.mark.slow
 
@@ -20,21 +18,12 @@ SMOKE = REPO / "scripts" / "smoke.sh"
 TOOLS_WITHOUT_JQ = ("curl", "mktemp", "rm", "sed", "grep", "head", "wc", "tr", "sh")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture
+def server(examples_service: str) -> str:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed; scripts/smoke.sh needs it (.ci/run installs it)")
-    port = free_port()
-    env = {
-        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("smoke")),
-        "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
-        "CSTP_AUTH_TOKENS": "smoke:smoke-token",
-    }
-    process = start_cstp(port, env, "--index", str(REPO / "examples" / "decisions"))
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(process)
+    # The session's service over the example decisions (agent smoke, token smoke-token).
+    return examples_service
 
 
 def smoke(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
