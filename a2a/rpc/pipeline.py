@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from a2a.auth.scopes import allows
+from a2a.deadlines import call_deadline
 from a2a.errors import MissingScope, RateLimited
 from a2a.limits.quota import Quota
 from a2a.rpc.errors import ErrorObject, MethodNotFound, to_error_object
@@ -107,8 +108,9 @@ class Pipeline:
                 raise MissingScope(served.scope)
             # Step 4: params (-32602).
             valid = served.validate(params)
-            # Step 5: the call itself.
-            result = await served.handler(valid, ctx)
+            # Step 5: the call itself, its waits on Chroma by one deadline (a2a.deadlines).
+            with call_deadline():
+                result = await served.handler(valid, ctx)
         except Exception as exc:
             return Outcome(method, error=to_error_object(exc), quotas=tuple(quotas))
         return Outcome(method, result=result, quotas=tuple(quotas))
