@@ -569,13 +569,19 @@ def is_chroma_failure(exc: BaseException) -> bool:
     """True when `exc` means Chroma itself failed: retryable, CSTP -32003.
 
     Connection refused or reset, a timeout of a call that reached Chroma, a 5xx or 429
-    from the server, the embedded SQLite database locked or failing. Not a Chroma client
-    validation error, a 4xx, or anything else (our own bugs).
+    from the server or a proxy in front of it, the embedded SQLite database locked or
+    failing. Not a Chroma client validation error, a 4xx, or anything else (our own bugs).
     """
     if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
         return True
     if isinstance(exc, httpx.HTTPStatusError):
-        return exc.response.status_code >= _SERVER_FAILURE
+        code = exc.response.status_code
+        return code >= _SERVER_FAILURE or code == 429
+    if type(exc) is Exception and isinstance(exc.__context__, httpx.HTTPStatusError):
+        # Chroma's HTTP client raises a bare Exception(body) for an error status whose body
+        # is not one of Chroma's errors (a proxy's "Internal Server Error"), while handling
+        # the HTTPStatusError that carries the status.
+        return is_chroma_failure(exc.__context__)
     if isinstance(exc, ChromaError):
         code = exc.code()
         return code >= _SERVER_FAILURE or code == 429
