@@ -8,10 +8,11 @@ and time; prints one JSON object per part and a summary table.
     .venv/bin/python bench/break_it.py --only freeze    # outage | kill9 | freeze | fuzz
 
 Parts (docs/availability.md has the numbers of the last run):
-- outage: 4 clients query and write while the Chroma server is killed and restarted on
-  the same folder and port; every write refused (-32003, no answer) is retried until
-  acknowledged. Counts acknowledged writes, those lost or invisible afterwards, stale
-  answers (marked) and read errors.
+- outage: 4 clients query and write while the Chroma server is killed (SIGKILL) and
+  restarted on the same folder and port; every write refused (-32003) is retried after
+  the restart until acknowledged. Counts acknowledged writes, those lost or invisible
+  afterwards (getDecision, listDecisions), reads by kind (fresh, stale, error) and fresh
+  answers to reads made wholly while Chroma was down (unmarked stale: must be 0).
 - kill9: writers against `cstp serve` on an embedded store; the service is killed with
   SIGKILL mid-load and restarted, 3 rounds. Counts acknowledged writes, lost, invisible
   after retry.
@@ -149,37 +150,45 @@ def visible(client: httpx.Client, url: str, ids: list[str]) -> tuple[int, int]:
 def outage(folder: Path, seconds: float) -> dict[str, Any]:
     env = {"CSTP_CHROMA_TIMEOUT_SECONDS": "2"}
     acked: list[str] = []
+    refused: list[dict[str, Any]] = []
     reads: Counter[str] = Counter()
-    retries = 0
+    # (started, ended, fresh) of each read answered: a fresh one wholly inside the outage
+    # would be an unmarked stale answer.
+    answered: list[tuple[float, float, bool]] = []
     stop_at = [time.monotonic() + 1e9]
     lock = threading.Lock()
     with stack(folder, **env) as (url, chroma, chroma_port):
         assert chroma is not None
 
         def client_loop(n: int) -> None:
-            nonlocal retries
             with httpx.Client() as client:
                 for k in itertools.count():
                     if time.monotonic() > stop_at[0]:
                         return
                     if k % 2:
+                        started = time.monotonic()
                         code, result, _ = rpc(
-                            client, url, "cstp.queryDecisions", {"query": "cache invalidation"}
+                            client, url, "cstp.queryDecisions", {"query": "outage write"}
                         )
+                        fresh = result is not None and "stale" not in result
                         kind = (
-                            f"error {code}"
-                            if result is None
-                            else ("stale" if "stale" in result else "fresh")
+                            f"error {code}" if result is None else ("fresh" if fresh else "stale")
                         )
                         with lock:
                             reads[kind] += 1
+                            if result is not None:
+                                answered.append((started, time.monotonic(), fresh))
                         continue
                     decision = {"id": f"out-{n}-{k}", "title": f"Outage write {n} {k}"}
-                    ok, tries = write_until_acked(client, url, decision, time.monotonic() + 60)
+                    code, result, _ = rpc(
+                        client, url, "cstp.recordDecision", {"decision": decision}
+                    )
                     with lock:
-                        retries += tries
-                        if ok:
-                            acked.append(decision["id"])
+                        (acked if result is not None else refused).append(
+                            decision["id"] if result is not None else decision
+                        )
+                    if result is None:
+                        time.sleep(0.1)
 
         threads = [threading.Thread(target=client_loop, args=(n,)) for n in range(4)]
         for thread in threads:
@@ -190,24 +199,32 @@ def outage(folder: Path, seconds: float) -> dict[str, Any]:
         killed_at = time.monotonic()
         time.sleep(seconds / 3)
         restarted = start_chroma(folder / "chroma", chroma_port)
-        down = time.monotonic() - killed_at
+        up_at = time.monotonic()
         try:
             time.sleep(seconds / 3)
             stop_at[0] = time.monotonic()
             for thread in threads:
                 thread.join()
+            retried = []
             with httpx.Client() as client:
-                lost, unlisted = visible(client, url, acked)
+                for decision in refused:
+                    ok, _ = write_until_acked(client, url, decision, time.monotonic() + 60)
+                    if ok:
+                        retried.append(decision["id"])
+                lost, unlisted = visible(client, url, acked + retried)
         finally:
             stop(restarted)
+    unmarked = sum(1 for s, e, fresh in answered if fresh and s > killed_at and e < up_at)
     return {
         "part": "outage",
-        "chroma_down_seconds": round(down, 1),
+        "chroma_down_seconds": round(up_at - killed_at, 1),
         "acked_writes": len(acked),
-        "write_retries": retries,
+        "refused_writes": len(refused),
+        "refused_then_acked_on_retry": len(retried),
         "lost": lost,
         "invisible_in_list": unlisted,
         "reads": dict(reads),
+        "fresh_answers_while_down": unmarked,
     }
 
 
@@ -444,6 +461,7 @@ def codes_in(reply: Any) -> list[int]:
 def fuzz(folder: Path, bodies: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     statuses: Counter[int] = Counter()
+    errors: Counter[int] = Counter()
     internal = 0
     samples: list[str] = []
     with stack(folder) as (url, _, _):
@@ -462,6 +480,7 @@ def fuzz(folder: Path, bodies: int, seed: int) -> dict[str, Any]:
                     reply = response.json()
                 except ValueError:
                     reply = None
+                errors.update(codes_in(reply))
                 if response.status_code >= 500 or -32603 in codes_in(reply):
                     internal += response.status_code < 500
                     if len(samples) < 5:
@@ -471,6 +490,7 @@ def fuzz(folder: Path, bodies: int, seed: int) -> dict[str, Any]:
         "bodies": bodies,
         "seed": seed,
         "http_statuses": dict(sorted(statuses.items())),
+        "error_codes": dict(sorted(errors.items())),
         "http_5xx": sum(v for k, v in statuses.items() if k >= 500),
         "minus_32603": internal,
         "samples": samples,

@@ -118,6 +118,7 @@ class DecisionService:
         if record.supersedes or record.related_to:
             created = await self._lifecycle.record(record, written, agent)
         else:
+            self._store.start_deadline()  # the lock's holder may be waiting on Chroma
             async with self._locks.hold(record.id):
                 created = await self._commit(written)
         return RecordDecisionResult(id=record.id, created=created)
@@ -141,6 +142,7 @@ class DecisionService:
         A record from a file keeps the hash of its file, so `cstp index` of the unchanged
         file leaves the review in place. Unknown id: InvalidParams on `id`.
         """
+        self._store.start_deadline()  # the lock's holder may be waiting on Chroma
         async with self._locks.hold(params.id):
             stored = await self._one(params.id, documents=True)
             record = record_of(stored.decision)
