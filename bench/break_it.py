@@ -53,6 +53,8 @@ TOKEN = "writer-token-0123456789"
 TOKENS = f"planner:{TOKEN}:read+write"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}
 _IDS = itertools.count(1)
+#: `created` of each write acknowledged by write_until_acked (False: stored before).
+created_by_retry: list[bool] = []
 
 
 def rpc(
@@ -106,10 +108,12 @@ def write_until_acked(
     client: httpx.Client, url: str, decision: dict[str, Any], give_up_at: float
 ) -> tuple[bool, int]:
     """Record `decision` (it has an id), retrying -32003 and no-answer until acknowledged
-    or `give_up_at`; (acknowledged, retries)."""
+    or `give_up_at`; (acknowledged, retries). A retry of a write the store had kept
+    already is acknowledged too (`created: false`): see `created_by_retry`."""
     for attempt in itertools.count():
         code, result, _ = rpc(client, url, "cstp.recordDecision", {"decision": decision})
         if code is None and result is not None:
+            created_by_retry.append(bool(result["created"]))
             return True, attempt
         if code not in (0, -32003, -32005) or time.monotonic() > give_up_at:
             return False, attempt
@@ -276,6 +280,7 @@ def kill9(folder: Path, rounds: int, seconds: float) -> dict[str, Any]:
         for thread in threads:
             thread.join()
         server = start_cstp(port, env)
+        created_by_retry.clear()
         try:
             with httpx.Client() as client:
                 for decision in unanswered:
@@ -285,7 +290,14 @@ def kill9(folder: Path, rounds: int, seconds: float) -> dict[str, Any]:
                 lost, unlisted = visible(client, url, acked + retried)
         finally:
             stop(server)
-        results.append({"unanswered": len(unanswered), "lost": lost, "invisible": unlisted})
+        results.append(
+            {
+                "unanswered": len(unanswered),
+                "stored_before_kill": created_by_retry.count(False),
+                "lost": lost,
+                "invisible": unlisted,
+            }
+        )
     return {
         "part": "kill9",
         "rounds": rounds,
