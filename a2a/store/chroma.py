@@ -313,8 +313,9 @@ class ChromaDecisionStore:
         Server: read fresh from Chroma on each call (one cheap call), so caches built over
         the store (the search index) notice writes made by other processes. Embedded: this
         process is the folder's only writer (a2a.store.lock), so after the first read the
-        marker is kept in memory and changed by this process's own writes (any store
-        object sharing `revisions`): no Chroma call. None when the collection does not exist yet.
+        marker is kept in memory (`revisions`, shared by this process's store objects on
+        the folder) and changed by their writes: no Chroma call. None when the collection
+        does not exist yet.
         """
         key = self._key
         if key is not None and key in self.revisions:
