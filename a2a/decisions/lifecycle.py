@@ -71,6 +71,7 @@ class Lifecycle:
         BatchWriter answers it. Unknown or repeated link ids and cycles are refused on
         `decision.supersedes[n]` / `decision.relatedTo[n]` before anything is written."""
         wanted = {record.id} | neighbours(record)
+        self._store.start_deadline()  # a holder of these locks may be waiting on Chroma
         async with self._locks.hold_all(wanted):
             known = await self._read(neighbours(record))
             await self._check_links(record.id, _links_of(record), known, "decision")

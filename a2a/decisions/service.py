@@ -129,9 +129,7 @@ class DecisionService:
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )
-        self._lifecycle = Lifecycle(
-            store, self._locks, self._commits.submit, clock, on_delete, tenant
-        )
+        self._lifecycle = Lifecycle(store, self._locks, self._commit, clock, on_delete, tenant)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -150,8 +148,9 @@ class DecisionService:
         if record.supersedes or record.related_to:
             created = await self._lifecycle.record(record, written, agent)
         else:
+            self._store.start_deadline()  # the lock's holder may be waiting on Chroma
             async with self._locks.hold(record.id):
-                created = await self._commits.submit(written)
+                created = await self._commit(written)
         return RecordDecisionResult(id=record.id, created=created)
 
     async def update_decision(self, params: UpdateDecisionParams, agent: str) -> DecisionMetadata:
@@ -173,6 +172,7 @@ class DecisionService:
         A record from a file keeps the hash of its file, so `cstp index` of the unchanged
         file leaves the review in place. Unknown id: InvalidParams on `id`.
         """
+        self._store.start_deadline()  # the lock's holder may be waiting on Chroma
         async with self._locks.hold(params.id):
             stored = await self._one(params.id, documents=True)
             record = record_of(stored.decision)
@@ -185,7 +185,7 @@ class DecisionService:
                 update["lessons"] = params.lessons
             reviewed = record.model_copy(update=update)
             # The embedded text has no review fields: the stored one is kept as it is.
-            await self._commits.submit(Written(reviewed, stored.document, replace=True))
+            await self._commit(Written(reviewed, stored.document, replace=True))
         return DecisionMetadata(id=reviewed.id, **as_stored(reviewed).summary)
 
     # -- reads -----------------------------------------------------------------------------
@@ -202,6 +202,7 @@ class DecisionService:
             if params.cursor is None
             else self._cursors.decode(params.cursor, params.order, params.filters)
         )
+        self._store.start_deadline()  # the index's check and the read below: one deadline
         table = await self._table.table(params.filters)
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
         ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
@@ -263,6 +264,11 @@ class DecisionService:
         return DriftResult.of(found)
 
     # -- parts -----------------------------------------------------------------------------
+
+    async def _commit(self, written: Written) -> bool:
+        """GroupCommit.submit, waited for by the call's deadline (a2a.store.deadlines): the batch
+        is written in a task of its own, which goes on if the caller stops waiting."""
+        return await self._store.wait(lambda: self._commits.submit(written))
 
     async def _one(self, record_id: str, documents: bool = False) -> StoredRecord:
         rows = await self._store.get(ids=[record_id], documents=documents)

@@ -15,6 +15,7 @@ from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
 from a2a.store import AsyncStore, StoreUnavailable
+from a2a.store.deadlines import call_deadline
 from a2a.store.stored import StoredDecision
 
 T = TypeVar("T")
@@ -95,7 +96,14 @@ class BatchWriter:
         (Chroma `add`) and read back, so that of two processes sharing the Chroma server and
         writing one id at once, only the first is answered True (the other as above).
         Every other item is written; result True.
+
+        The batch is written for several calls: its waits on Chroma share a deadline of
+        their own (a2a.store.deadlines), and each caller waits for it by its own deadline.
         """
+        with call_deadline():
+            return await self._write(batch)
+
+    async def _write(self, batch: list[Written]) -> list[bool | Exception]:
         fresh = [w.record.id for w in batch if not w.replace]
         stored = {row.id: row.decision for row in await self._store.get(ids=fresh)}
         results: list[bool | Exception] = []
@@ -111,7 +119,7 @@ class BatchWriter:
         if any(result is False for result in results):
             # An identical retry may follow a write Chroma stored whose revision change
             # failed (-32003): change it now, so every replica's index finds the record.
-            await self._run(self._store.sync.touch)
+            await self._store.call(self._store.sync.touch)
         if not writes:
             return results
         documents = [w.document or w.record.embedding_text() for _, w in writes]

@@ -118,13 +118,15 @@ def build_state(
         on_batch=metrics.query_batch_size.observe,
     )
 
+    store = AsyncStore(
+        runtime.store, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
+    )
+
     def build(tenant: str) -> TenantStack:
-        chroma = (
-            runtime.store
-            if tenant == DEFAULT_TENANT
-            else open_store(settings, collection_of(settings.collection, tenant))
-        )
-        return tenant_stack(tenant, settings, runtime, chroma, workers, metrics, batcher)
+        if tenant == DEFAULT_TENANT:
+            return tenant_stack(tenant, settings, runtime, runtime.store, store, batcher)
+        chroma = open_store(settings, collection_of(settings.collection, tenant))
+        return tenant_stack(tenant, settings, runtime, chroma, store.sharing(chroma), batcher)
 
     async def existing() -> list[str]:
         names = await workers.run(runtime.store.collection_names)
@@ -147,7 +149,7 @@ def build_state(
     methods.update(default.methods)
     methods["cstp.listTenants"] = list_tenants_method(tenants)
     methods["rpc.discover"] = discover_method(methods)
-    store, index = default.services.store, default.index
+    index = default.index
     methods.update((method.name, method) for method in extra_methods)
     metrics.served = frozenset(methods)
     try:
@@ -187,16 +189,13 @@ def tenant_stack(
     settings: Settings,
     runtime: Runtime,
     chroma: ChromaDecisionStore,
-    workers: WorkerPool,
-    metrics: Metrics,
+    store: AsyncStore,
     batcher: DynamicBatcher | None,
 ) -> TenantStack:
-    """The parts of one tenant on its collection `chroma`: store, search index (not yet
-    loading), services and method table (queryDecisions, findSimilarDecisions and the
-    decision methods)."""
-    store = AsyncStore(
-        chroma, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
-    )
+    """The parts of one tenant on its collection `chroma` (`store`: its async face): search
+    index (not yet loading), services and method table (queryDecisions,
+    findSimilarDecisions and the decision methods)."""
+    workers = store.workers
     index = live_index(settings, chroma, getattr(runtime.embedder, "dimension", None), tenant)
     query = QueryService(
         store,

@@ -20,6 +20,7 @@ from a2a.errors import MissingScope, RateLimited
 from a2a.rpc.errors import ErrorObject, MethodNotFound, to_error_object
 from a2a.rpc.methods import CallContext, Method
 from a2a.rpc.quota import Quota
+from a2a.store.deadlines import call_deadline
 from a2a.tenants.param import take_tenant
 
 
@@ -130,8 +131,9 @@ class Pipeline:
                 served = self._tenants.method(method, tenant)
             # Step 5: params (-32602).
             valid = served.validate(params)
-            # Step 6: the call itself.
-            result = await served.handler(valid, ctx)
+            # Step 6: the call itself, its waits on Chroma by one deadline (a2a.store.deadlines).
+            with call_deadline():
+                result = await served.handler(valid, ctx)
         except Exception as exc:
             return Outcome(method, error=to_error_object(exc), quotas=tuple(quotas))
         return Outcome(method, result=result, quotas=tuple(quotas))

@@ -1,4 +1,4 @@
-"""Chroma calls off the event loop, in the shared worker pool, each with a deadline."""
+"""Chroma calls off the event loop, in the shared worker pool, by the call's deadline."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from a2a.store.chroma import StoredRecord
+from a2a.store.deadlines import seconds_left
 from a2a.store.errors import StoreUnavailable
 from a2a.store.interface import DecisionStore
 from a2a.workers import Saturated, WorkerPool
@@ -22,9 +23,11 @@ CHROMA_FREE_THREADS = 2
 class AsyncStore:
     """Async face of a DecisionStore: blocking calls run in `workers`.
 
-    A call that outlives `timeout_seconds`, counted from the moment a worker thread starts
-    it, raises StoreUnavailable (CSTP -32003); the wait for a free thread is not Chroma's
-    time, and a full queue raises Saturated (-32005) instead. `on_error(kind)`, when given,
+    A call that outlives `timeout_seconds` raises StoreUnavailable (CSTP -32003); inside a
+    JSON-RPC call (a2a.store.deadlines.call_deadline) all its store calls end by one deadline,
+    the first one's start + `timeout_seconds`, and one past it fails at once. A full worker
+    queue raises Saturated (-32005) unless Chroma failed a moment ago (its hung calls hold
+    the threads): then StoreUnavailable. `on_error(kind)`, when given,
     hears of every failed call: kind `timeout` or `failure`. Without `workers`, a pool of
     8 threads whose queue never fills (for scripts; the service passes its shared pool).
     """
@@ -43,6 +46,14 @@ class AsyncStore:
         self._on_error = on_error or (lambda kind: None)
         self._failed_at = -math.inf
         self._slots: asyncio.Semaphore | None = None
+
+    def sharing(self, store: DecisionStore) -> AsyncStore:
+        """An AsyncStore of `store` (another collection of the same Chroma: a tenant's) on
+        this one's workers, timeout, error hook and Chroma slots, so that however many
+        tenants a replica serves, a hung Chroma holds at most the slots' threads."""
+        other = AsyncStore(store, self._timeout, self.workers, self._on_error)
+        other._slots = self._chroma_slots()
+        return other
 
     def _chroma_slots(self) -> asyncio.Semaphore:
         """At most all but CHROMA_FREE_THREADS of the pool's threads in Chroma calls at
@@ -114,24 +125,43 @@ class AsyncStore:
         in a Chroma slot; StoreUnavailable when Chroma fails or hangs."""
         return await self._run(call)
 
+    def start_deadline(self) -> None:
+        """Fix the call's deadline now if no wait of the call fixed it yet: a wait on
+        Chroma elsewhere begins (the search index's check), and the store calls after it
+        end by the same deadline."""
+        seconds_left(self._timeout)
+
+    async def wait(self, start: Callable[[], Awaitable[T]]) -> T:
+        """`await start()`, work that waits on Chroma in another task (a group commit's
+        batch), by the call's deadline: StoreUnavailable past it (that work goes on)."""
+        return await self._bounded(start, counted=False)
+
     async def _run(self, call: Callable[[], T], refusable: bool = True) -> T:
-        # The whole call, wait for a thread included, within the Chroma timeout: when Chroma
-        # hangs, its calls hold the threads and the next ones wait for Chroma, not for load
-        # (CONTRACT.md: no call waits on Chroma longer than the timeout + 1 s; never -32005).
+        return await self._bounded(lambda: self._in_slot(call, refusable), counted=True)
+
+    async def _bounded(self, start: Callable[[], Awaitable[T]], counted: bool) -> T:
+        # The whole call, wait for a slot and a thread included, by the call's deadline:
+        # when Chroma hangs, its calls hold the threads and the next ones wait for Chroma,
+        # not for load (CONTRACT.md: no call waits on Chroma longer than the timeout + 1 s,
+        # never -32005). `counted`: a failure is told to on_error (a store call of ours).
+        report = self._on_error if counted else (lambda kind: None)
         try:
-            async with asyncio.timeout(self._timeout):
-                return await self._in_slot(call, refusable)
+            left = seconds_left(self._timeout)
+            if left <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(left):
+                return await start()
         except Saturated:
             if time.monotonic() - self._failed_at > 2 * self._timeout:
                 raise
             # Chroma failed or hung a moment ago: the threads are held by its calls.
-            self._on_error("timeout")
+            report("timeout")
             raise StoreUnavailable("Chroma is not answering; its calls hold the workers") from None
         except StoreUnavailable:
             self._failed_at = time.monotonic()
-            self._on_error("failure")
+            report("failure")
             raise
         except TimeoutError:
             self._failed_at = time.monotonic()
-            self._on_error("timeout")
+            report("timeout")
             raise StoreUnavailable(f"Chroma did not answer within {self._timeout:g} s") from None

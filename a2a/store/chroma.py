@@ -37,6 +37,7 @@ from a2a.store.metadata import (
     stored_of,
     to_metadata,
 )
+from a2a.store.revisions import LocalRevisions
 from a2a.store.stored import StoredDecision
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,6 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
-#: Revision markers of the embedded collections this process has opened, by
-#: (resolved folder, collection): see ChromaDecisionStore.revision.
-_LOCAL_REVISIONS: dict[tuple[str, str], str | None] = {}
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -129,8 +127,13 @@ class ChromaDecisionStore:
         server_url: str | None = None,
         timeout_seconds: float = 10.0,
         single_core: bool = False,
+        revisions: LocalRevisions | None = None,
     ) -> None:
         """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
+
+        `revisions`: the in-memory revision markers of the embedded folder (see
+        `revision`), shared by every store object on that folder in this process; None:
+        a new one of this object's own (`self.revisions`, to pass to another).
 
         `single_core` (opt-in, CSTP_CHROMA_SINGLE_CORE): pin embedded Chroma's own threads to
         one CPU core when its client opens and before each write (a2a.store.affinity: its
@@ -150,6 +153,7 @@ class ChromaDecisionStore:
         self._lock = threading.Lock()
         # The in-memory revision's key of an embedded collection; None for a server.
         self._key = None if data_dir is None else (str(data_dir.resolve()), collection)
+        self.revisions = LocalRevisions() if revisions is None else revisions
 
     @property
     def location(self) -> str:
@@ -314,12 +318,13 @@ class ChromaDecisionStore:
         Server: read fresh from Chroma on each call (one cheap call), so caches built over
         the store (the search index) notice writes made by other processes. Embedded: this
         process is the folder's only writer (a2a.store.lock), so after the first read the
-        marker is kept in memory and changed by this process's own writes (any store
-        object on the folder): no Chroma call. None when the collection does not exist yet.
+        marker is kept in memory (`revisions`, shared by this process's store objects on
+        the folder) and changed by their writes: no Chroma call. None when the collection
+        does not exist yet.
         """
         key = self._key
-        if key is not None and key in _LOCAL_REVISIONS:
-            return _LOCAL_REVISIONS[key]
+        if key is not None and key in self.revisions:
+            return self.revisions.get(key)
         client = self._guarded(self._get_client)
         try:
             collection = self._guarded(
@@ -330,14 +335,14 @@ class ChromaDecisionStore:
         else:
             revision = str((collection.metadata or {}).get(REVISION_KEY, ""))
         if key is not None:
-            _LOCAL_REVISIONS.setdefault(key, revision)
+            self.revisions.first_read(key, revision)
         return revision
 
     @property
     def revision_in_memory(self) -> bool:
         """True when `revision()` makes no Chroma call (embedded, after its first read):
         callers may then call it on an event loop."""
-        return self._key is not None and self._key in _LOCAL_REVISIONS
+        return self._key is not None and self._key in self.revisions
 
     # -- writes ------------------------------------------------------------------------
 
@@ -422,7 +427,7 @@ class ChromaDecisionStore:
     def _bump_revision(self, collection: Any) -> None:
         revision = uuid.uuid4().hex
         if self._key is not None:  # before Chroma is told: a failed write may have landed
-            _LOCAL_REVISIONS[self._key] = revision
+            self.revisions.written(self._key, revision)
         self._guarded(
             collection.modify, metadata={MODEL_KEY: self.embedding_model, REVISION_KEY: revision}
         )
@@ -574,13 +579,19 @@ def is_chroma_failure(exc: BaseException) -> bool:
     """True when `exc` means Chroma itself failed: retryable, CSTP -32003.
 
     Connection refused or reset, a timeout of a call that reached Chroma, a 5xx or 429
-    from the server, the embedded SQLite database locked or failing. Not a Chroma client
-    validation error, a 4xx, or anything else (our own bugs).
+    from the server or a proxy in front of it, the embedded SQLite database locked or
+    failing. Not a Chroma client validation error, a 4xx, or anything else (our own bugs).
     """
     if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
         return True
     if isinstance(exc, httpx.HTTPStatusError):
-        return exc.response.status_code >= _SERVER_FAILURE
+        code = exc.response.status_code
+        return code >= _SERVER_FAILURE or code == 429
+    if type(exc) is Exception and isinstance(exc.__context__, httpx.HTTPStatusError):
+        # Chroma's HTTP client raises a bare Exception(body) for an error status whose body
+        # is not one of Chroma's errors (a proxy's "Internal Server Error"), while handling
+        # the HTTPStatusError that carries the status.
+        return is_chroma_failure(exc.__context__)
     if isinstance(exc, ChromaError):
         code = exc.code()
         return code >= _SERVER_FAILURE or code == 429

@@ -119,6 +119,54 @@ def test_a_frozen_chroma_gives_stale_reads_and_minus_32003_never_minus_32005(
             assert answer["error"]["code"] == -32003, (method, answer)
 
 
+def test_every_kind_of_call_under_a_frozen_chroma_gets_minus_32003_never_minus_32005(
+    stack: tuple[str, Any],
+) -> None:
+    """A call that waits on Chroma several times in a row (a write's read, write and
+    read-back; an update's reads; a retry's marker change) ends by one deadline
+    (a2a.store.deadlines) with -32003; reads answer stale. After the thaw every kind works again
+    (no batch inherits a caller's spent deadline). Durations: bench/break_it.py --only freeze."""
+    url, chroma = stack
+    for n in range(4):
+        decision = {"id": f"dl-{n}", "title": f"Deadline {n}"}
+        assert call(url, "cstp.recordDecision", {"decision": decision})["result"]["created"]
+    writes: list[tuple[str, dict[str, Any]]] = []
+    for n in range(4):
+        writes += [
+            ("cstp.recordDecision", {"decision": {"id": f"dl-{n}", "title": f"Deadline {n}"}}),
+            ("cstp.recordDecision", {"decision": {"title": "Linked", "relatedTo": [f"dl-{n}"]}}),
+            (
+                "cstp.updateDecision",
+                {"id": f"dl-{n}", "changes": {"confidence": 0.4}, "reason": "r"},
+            ),
+            ("cstp.reviewDecision", {"id": f"dl-{n}", "outcome": "success"}),
+            ("cstp.deleteDecision", {"id": f"dl-{n}", "reason": "frozen"}),
+            ("cstp.getDecision", {"id": f"dl-{n}"}),
+        ]
+    reads: list[tuple[str, dict[str, Any]]] = [("cstp.listDecisions", {"limit": 5})] * 4
+    calls = writes + reads
+    os.kill(chroma.pid, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(len(calls)) as pool:
+            answers = list(pool.map(lambda c: call(url, c[0], c[1]), calls))
+    finally:
+        os.kill(chroma.pid, signal.SIGCONT)
+    for (method, _), answer in zip(calls, answers, strict=True):
+        if (method, {"limit": 5}) in reads:
+            assert "since" in answer["result"]["stale"], (method, answer)
+        else:
+            assert answer["error"]["code"] == -32003, (method, answer)
+    after = [
+        ("cstp.recordDecision", {"decision": {"id": "dl-after", "title": "After the thaw"}}),
+        ("cstp.updateDecision", {"id": "dl-0", "changes": {"confidence": 0.6}, "reason": "r"}),
+        ("cstp.reviewDecision", {"id": "dl-1", "outcome": "failure"}),
+        ("cstp.getDecision", {"id": "dl-after"}),
+        ("cstp.deleteDecision", {"id": "dl-2", "reason": "thawed"}),
+    ]
+    for method, params in after:
+        assert "result" in call(url, method, params), method
+
+
 def test_reads_answer_stale_while_chroma_is_away_and_writes_refuse(
     stack: tuple[str, Any],
 ) -> None:

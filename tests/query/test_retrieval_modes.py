@@ -153,6 +153,7 @@ async def test_keyword_index_sees_records_written_after_it_was_built(
         data_dir=store._data_dir,
         collection=store.collection_name,  # type: ignore[arg-type]
         embedding_model=embedder.name,
+        revisions=store.revisions,  # one process's store objects on a folder share its markers
     )
     index_records(writer, embedder, [DecisionRecord(id="z1", title="Zeppelin freight")])
     assert [d["id"] for d in await _run(service, query="zeppelin", retrievalMode="keyword")] == [

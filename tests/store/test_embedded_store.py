@@ -97,10 +97,14 @@ def test_embedded_revision_is_read_once_then_kept_by_this_processs_writes(
 ) -> None:
     """The folder lock makes this process the only writer: after one read, the marker is
     answered from memory, and a write through another store object on the folder changes
-    it (and Chroma's copy, which the next process reads)."""
+    it (and Chroma's copy, which the next process reads): the two share the folder's
+    LocalRevisions, as every store object on one folder must (no process-global state)."""
     index_records(store, embedder, SAMPLE[:2])
     other = ChromaDecisionStore(
-        data_dir=store._data_dir, collection=store.collection_name, embedding_model=embedder.name
+        data_dir=store._data_dir,
+        collection=store.collection_name,
+        embedding_model=embedder.name,
+        revisions=store.revisions,
     )
     first = other.revision()
     client = other._get_client()
