@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array
+from a2a.index.stored_fields import load_array, padded
 from a2a.index.topk import REACH
 
 BoolArray = npt.NDArray[np.bool_]
@@ -144,7 +144,8 @@ class BM25Index:
             postings = self._terms[term]
             rows[start : start + postings.size] = postings.rows[: postings.size]
             tfs[start : start + postings.size] = postings.tfs[: postings.size]
-        arrays = {"rows": rows, "tfs": tfs, "offsets": offsets, "lengths": self.lengths}
+        lengths = padded(self.lengths, self._size)
+        arrays = {"rows": rows, "tfs": tfs, "offsets": offsets, "lengths": lengths}
         paths = []
         for name, array in arrays.items():
             path = folder / f"bm25.{name}.npy"
@@ -153,9 +154,12 @@ class BM25Index:
         return paths, terms
 
     @classmethod
-    def load(cls, folder: Path, terms: Sequence[str], k1: float = K1, b: float = B) -> BM25Index:
-        """The index `save` wrote with its `terms`, arrays mapped copy-on-write (each term's
-        postings views; a term written to after the load is copied into memory first)."""
+    def load(
+        cls, folder: Path, terms: Sequence[str], count: int, k1: float = K1, b: float = B
+    ) -> BM25Index:
+        """The index of `count` rows `save` wrote with its `terms`, arrays mapped
+        copy-on-write (each term's postings views; a term written to after the load is
+        copied into memory first). Raises ValueError when the files do not fit."""
         loaded = cls(k1, b)
         rows = load_array(folder / "bm25.rows.npy")
         tfs = load_array(folder / "bm25.tfs.npy")
@@ -167,7 +171,9 @@ class BM25Index:
             for term, start, end in zip(terms, offsets[:-1], offsets[1:], strict=True)
         }
         loaded._length = load_array(folder / "bm25.lengths.npy")
-        loaded._size = len(loaded._length)
+        loaded._size = count
+        if len(loaded._length) < count:
+            raise ValueError(f"{len(loaded._length)} BM25 lengths for {count} rows")
         return loaded
 
     @property

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array
+from a2a.index.stored_fields import load_array, padded
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
@@ -151,34 +151,38 @@ class FilterColumns:
     # -- snapshots (a2a.index.snapshot) ----------------------------------------------------
 
     def save(self, folder: Path) -> tuple[list[Path], dict[str, list[str]]]:
-        """Write one `column.<name>.npy` per column into `folder`; returns the files and
-        the vocabularies (name -> strings by code) for the caller's state file."""
-        arrays: dict[str, npt.NDArray[Any]] = {name: self.codes(name) for name in self.CODED}
-        arrays |= {"confidence": self.confidence, "date_epoch": self.date_epoch}
-        arrays["alive"] = self.alive
+        """Write one `column.<name>.npy` per column into `folder`, with spare capacity
+        (a2a.index.stored_fields.spare_rows); returns the files and the vocabularies
+        (name -> strings by code) for the caller's state file."""
+        rows = self._size
+        arrays = {name: padded(self.codes(name), rows, NULL) for name in self.CODED}
+        arrays["confidence"] = padded(self.confidence, rows, np.nan)
+        arrays["date_epoch"] = padded(self.date_epoch, rows, np.nan)
+        arrays["alive"] = padded(self.alive, rows, False)
         paths = []
         for name, array in arrays.items():
             path = folder / f"column.{name}.npy"
-            np.save(path, np.ascontiguousarray(array))
+            np.save(path, array)
             paths.append(path)
         return paths, {name: v.strings() for name, v in self.vocabularies.items()}
 
     @classmethod
-    def load(cls, folder: Path, vocabularies: dict[str, list[str]]) -> FilterColumns:
-        """The columns `save` wrote, memory-mapped copy-on-write (a tombstone writes to
-        this process's copy of the page; an append copies the columns into memory)."""
+    def load(cls, folder: Path, vocabularies: dict[str, list[str]], rows: int) -> FilterColumns:
+        """The columns of `rows` rows `save` wrote, memory-mapped copy-on-write (a tombstone
+        or an append writes to this process's copy of the page). Raises ValueError when a
+        file holds fewer rows or the columns differ in capacity."""
         loaded = cls()
         loaded.vocabularies = {name: Vocabulary.of(vocabularies[name]) for name in cls.CODED}
         loaded._coded = {name: load_array(folder / f"column.{name}.npy") for name in cls.CODED}
         loaded._confidence = load_array(folder / "column.confidence.npy")
         loaded._date_epoch = load_array(folder / "column.date_epoch.npy")
         loaded._alive = load_array(folder / "column.alive.npy")
-        loaded._size = len(loaded._alive)
-        loaded._alive_count = int(np.count_nonzero(loaded._alive))
+        loaded._size = rows
         sizes = {len(array) for array in loaded._coded.values()}
-        sizes |= {len(loaded._confidence), len(loaded._date_epoch)}
-        if sizes != {loaded._size}:
-            raise ValueError(f"filter columns of unequal lengths: {sorted(sizes)}")
+        sizes |= {len(loaded._confidence), len(loaded._date_epoch), len(loaded._alive)}
+        if len(sizes) != 1 or min(sizes) < rows:
+            raise ValueError(f"filter columns of capacities {sorted(sizes)} for {rows} rows")
+        loaded._alive_count = int(np.count_nonzero(loaded.alive))
         return loaded
 
     # -- writes ---------------------------------------------------------------------------

@@ -301,6 +301,7 @@ class SearchIndex:
         files = VectorMatrix.files(vectors)
         state: dict[str, Any] = {"vectors": self._vectors.save(vectors)}
         state["vector_dtype"] = self._vector_dtype
+        state["rows"] = len(self._ids)
         files += self._ids.save(folder, "ids")
         for key, text in self._text.items():
             files += text.save(folder, f"text.{key}")
@@ -329,18 +330,19 @@ class SearchIndex:
         Raises ValueError, KeyError or OSError when a file is missing or does not fit."""
         state = json.loads((folder / "state.json").read_text())
         index = cls(state["vector_dtype"], **options)
+        rows: int = state["rows"]
         index._vectors = VectorMatrix.load(folder / "vectors.npy", state["vectors"])
-        index._ids = IdColumn.load(folder, "ids")
-        index._text = {key: StringColumn.load(folder, f"text.{key}") for key in _TEXT_KEYS}
+        index._ids = IdColumn.load(folder, "ids", rows)
+        index._text = {key: StringColumn.load(folder, f"text.{key}", rows) for key in _TEXT_KEYS}
         index._lists = {
-            key: ListColumn.load(folder, f"list.{key}", state["lists"][key]) for key in _LIST_KEYS
+            key: ListColumn.load(folder, f"list.{key}", state["lists"][key], rows)
+            for key in _LIST_KEYS
         }
-        index._updated_at = IntColumn.load(folder, "updated_at")
-        index.columns = FilterColumns.load(folder, state["vocabularies"])
+        index._updated_at = IntColumn.load(folder, "updated_at", rows)
+        index.columns = FilterColumns.load(folder, state["vocabularies"], rows)
         bm25 = state["bm25"]
-        index._bm25 = BM25Index.load(folder, state["terms"], bm25["k1"], bm25["b"])
-        index._tags = TagIndex.load(folder, state["tags"])
-        rows = len(index._ids)
+        index._bm25 = BM25Index.load(folder, state["terms"], rows, bm25["k1"], bm25["b"])
+        index._tags = TagIndex.load(folder, state["tags"], rows)
         lengths = [len(text) for text in index._text.values()]
         lengths += [len(listed) for listed in index._lists.values()]
         lengths += [len(index._updated_at), len(index.columns), len(index._bm25), len(index._tags)]

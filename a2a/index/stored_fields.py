@@ -7,9 +7,10 @@ Arrow's layouts, in growable numpy arrays:
   buffer, row i at `codes[offsets[i]:offsets[i + 1]]` (an empty tuple and None alike).
 A row's Python value is built only when it is read (the rows a result shows), so a
 million rows cost a few buffers, not millions of objects for the collector to walk and the
-allocator to fragment. Both save to `.npy` files and load them memory-mapped
-copy-on-write (a2a.index.snapshot): pages are read when a row is, and a later append
-copies the column into memory first (the mapped arrays have no spare capacity).
+allocator to fragment. All save to `.npy` files with spare capacity (`spare_rows`) and
+load them memory-mapped copy-on-write (a2a.index.snapshot): pages are read when a row is,
+and the appends after a start write into the spare rows' pages (copied into this process
+one page at a time), not a copy of the whole column; the row count is the caller's to keep.
 Not thread-safe by themselves: the SearchIndex holds the lock; readers holding a column
 across a write see the rows they had (a growth copies, then swaps the arrays in).
 """
@@ -108,26 +109,31 @@ class StringColumn:
         return taken
 
     def save(self, folder: Path, name: str) -> list[Path]:
-        """Write `<name>.data.npy`, `<name>.offsets.npy`, `<name>.null.npy`; return them."""
-        used = int(self._offsets[self._size])
+        """Write `<name>.data.npy`, `<name>.offsets.npy`, `<name>.null.npy`, with spare
+        capacity; return them."""
+        rows, used = self._size, int(self._offsets[self._size])
+        spare = spare_rows(rows)
         return _save(
             folder,
             name,
-            data=self._data[:used],
-            offsets=self._offsets[: self._size + 1],
-            null=self._null[: self._size],
+            data=_resized(self._data[:used], used + _spare_items(used, rows, _INITIAL_BYTES)),
+            offsets=_resized(self._offsets[: rows + 1], rows + 1 + spare),
+            null=_resized(self._null[:rows], rows + spare),
         )
 
     @classmethod
-    def load(cls, folder: Path, name: str) -> Self:
-        """The column `save` wrote, its arrays memory-mapped copy-on-write."""
+    def load(cls, folder: Path, name: str, rows: int) -> Self:
+        """The column of `rows` rows `save` wrote, its arrays memory-mapped copy-on-write.
+        Raises ValueError when the files hold fewer rows."""
         loaded = cls()
         loaded._data = _load(folder, name, "data")
         loaded._offsets = _load(folder, name, "offsets")
         loaded._null = _load(folder, name, "null")
-        loaded._size = len(loaded._null)
-        if len(loaded._offsets) != loaded._size + 1:
-            raise ValueError(f"{name}: {len(loaded._offsets)} offsets for {loaded._size} rows")
+        loaded._size = rows
+        if len(loaded._offsets) != len(loaded._null) + 1 or len(loaded._null) < rows:
+            raise ValueError(f"{name}: {len(loaded._null)} rows' room for {rows} rows")
+        if int(loaded._offsets[rows]) > len(loaded._data):
+            raise ValueError(f"{name}: offsets past the data")
         return loaded
 
     def _reserve(self, rows: int, data: int) -> None:
@@ -233,22 +239,28 @@ class ListColumn:
         return list(self._vocabulary)
 
     def save(self, folder: Path, name: str) -> list[Path]:
-        """Write `<name>.codes.npy` and `<name>.offsets.npy` (the vocabulary is the
-        caller's to keep: `vocabulary()`); return them."""
-        used = int(self._offsets[self._size])
+        """Write `<name>.codes.npy` and `<name>.offsets.npy`, with spare capacity (the
+        vocabulary is the caller's to keep: `vocabulary()`); return them."""
+        rows, used = self._size, int(self._offsets[self._size])
         return _save(
-            folder, name, codes=self._codes[:used], offsets=self._offsets[: self._size + 1]
+            folder,
+            name,
+            codes=_resized(self._codes[:used], used + _spare_items(used, rows, _INITIAL_ROWS)),
+            offsets=_resized(self._offsets[: rows + 1], rows + 1 + spare_rows(rows)),
         )
 
     @classmethod
-    def load(cls, folder: Path, name: str, vocabulary: Sequence[str]) -> ListColumn:
-        """The column `save` wrote with its `vocabulary`, arrays mapped copy-on-write."""
+    def load(cls, folder: Path, name: str, vocabulary: Sequence[str], rows: int) -> ListColumn:
+        """The column of `rows` rows `save` wrote with its `vocabulary`, arrays mapped
+        copy-on-write. Raises ValueError when the files hold fewer rows."""
         loaded = cls()
         loaded._vocabulary = list(vocabulary)
         loaded._index = {value: code for code, value in enumerate(loaded._vocabulary)}
         loaded._codes = _load(folder, name, "codes")
         loaded._offsets = _load(folder, name, "offsets")
-        loaded._size = len(loaded._offsets) - 1
+        loaded._size = rows
+        if len(loaded._offsets) < rows + 1 or int(loaded._offsets[rows]) > len(loaded._codes):
+            raise ValueError(f"{name}: no room for {rows} rows")
         return loaded
 
     def _reserve(self, rows: int, items: int) -> None:
@@ -303,16 +315,38 @@ class IntColumn:
         return taken
 
     def save(self, folder: Path, name: str) -> list[Path]:
-        """Write `<name>.values.npy`; return it."""
-        return _save(folder, name, values=self._values[: self._size])
+        """Write `<name>.values.npy`, with spare capacity; return it."""
+        rows = self._size
+        values = _resized(self._values[:rows], rows + spare_rows(rows), fill=self.NULL)
+        return _save(folder, name, values=values)
 
     @classmethod
-    def load(cls, folder: Path, name: str) -> IntColumn:
-        """The column `save` wrote, mapped copy-on-write."""
+    def load(cls, folder: Path, name: str, rows: int) -> IntColumn:
+        """The column of `rows` rows `save` wrote, mapped copy-on-write. Raises ValueError
+        when the file holds fewer rows."""
         loaded = cls()
         loaded._values = _load(folder, name, "values")
-        loaded._size = len(loaded._values)
+        loaded._size = rows
+        if len(loaded._values) < rows:
+            raise ValueError(f"{name}: {len(loaded._values)} values for {rows} rows")
         return loaded
+
+
+def spare_rows(rows: int) -> int:
+    """Rows of spare capacity a snapshot's column of `rows` rows is saved with: an eighth,
+    at least 1,024 (the writes of a while after a start land in them)."""
+    return max(_INITIAL_ROWS, rows // 8)
+
+
+def padded(array: npt.NDArray[Any], rows: int, fill: Any = 0) -> npt.NDArray[Any]:
+    """The first `rows` entries of `array` with `spare_rows(rows)` of `fill` after them."""
+    return _resized(array[:rows], rows + spare_rows(rows), fill)
+
+
+def _spare_items(used: int, rows: int, least: int) -> int:
+    """Spare room in a buffer of `used` items over `rows` rows: `spare_rows(rows)` rows of
+    the average size, at least `least`."""
+    return max(least, used * spare_rows(rows) // max(rows, 1))
 
 
 def _grown_capacity(capacity: int, needed: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array
+from a2a.index.stored_fields import load_array, padded
 
 BoolArray = npt.NDArray[np.bool_]
 _INITIAL_CAPACITY = 1024
@@ -113,7 +113,7 @@ class TagIndex:
             postings = self._rows[tag]
             rows[start : start + postings.size] = postings.rows[: postings.size]
         arrays: dict[str, npt.NDArray[Any]] = {"rows": rows, "offsets": offsets}
-        arrays["counts"] = self._counts[: self._size]
+        arrays["counts"] = padded(self._counts, self._size)
         paths = []
         for name, array in arrays.items():
             path = folder / f"tags.{name}.npy"
@@ -122,9 +122,10 @@ class TagIndex:
         return paths, tags
 
     @classmethod
-    def load(cls, folder: Path, tags: Sequence[str]) -> TagIndex:
-        """The index `save` wrote with its `tags`, arrays mapped copy-on-write (each tag's
-        rows a view; a tag written to after the load is copied into memory first)."""
+    def load(cls, folder: Path, tags: Sequence[str], count: int) -> TagIndex:
+        """The index of `count` rows `save` wrote with its `tags`, arrays mapped
+        copy-on-write (each tag's rows a view; a tag written to after the load is copied
+        into memory first). Raises ValueError when the files do not fit."""
         loaded = cls()
         rows = load_array(folder / "tags.rows.npy")
         offsets: list[int] = load_array(folder / "tags.offsets.npy").tolist()
@@ -135,5 +136,7 @@ class TagIndex:
             for tag, start, end in zip(tags, offsets[:-1], offsets[1:], strict=True)
         }
         loaded._counts = load_array(folder / "tags.counts.npy")
-        loaded._size = len(loaded._counts)
+        loaded._size = count
+        if len(loaded._counts) < count:
+            raise ValueError(f"{len(loaded._counts)} tag counts for {count} rows")
         return loaded
