@@ -83,7 +83,8 @@ class Tenants:
     cstp.listTenants) and `org` the methods of `tenant: "*"`. `existing()` lists the
     tenants that exist in Chroma (blocking work is the caller's to run off the loop).
     `memory_budget` (bytes, None: no limit): after each call, the least recently used
-    loaded indexes with no call in flight are evicted until the loaded ones fit.
+    loaded indexes with no call in flight are evicted until the loaded ones fit (the most
+    recently used one stays, even alone over the budget).
     `load_wait_seconds`: how long a call waits for its tenant's index to load before it is
     answered -32005 (Saturated; the load goes on). The default tenant's calls wait for it
     as they did before tenants (/ready says "warming" meanwhile).
@@ -130,7 +131,11 @@ class Tenants:
 
     def loaded(self) -> list[str]:
         """The tenants whose index is loaded in this replica, least recently used first."""
-        return [name for name, s in self._stacks.items() if s.index.status == "ready"]
+        return [
+            name
+            for name, s in self._stacks.items()
+            if s.index.status == "ready" and s.unloading is None
+        ]
 
     async def existing(self, grant: Grant) -> list[str]:
         """The tenants in Chroma that `grant` allows, sorted by name."""
@@ -190,11 +195,11 @@ class Tenants:
             self._metrics.tenants_loaded(len(self.loaded()))
 
     def _evict_indexes(self, budget: int) -> None:
-        loaded = [
-            s for s in self._stacks.values() if s.index.status == "ready" and s.unloading is None
-        ]
+        loaded = [self._stacks[name] for name in self.loaded()]
         total = sum(s.index.memory_bytes() for s in loaded)
-        for stack in loaded:
+        # The most recently used stays, even alone over the budget: evicting the tenant
+        # every call is for would reload it at each one.
+        for stack in loaded[:-1]:
             if total <= budget:
                 break
             if stack.in_flight:

@@ -136,7 +136,9 @@ def test_a_write_to_an_evicted_tenant_is_read_at_its_next_query(server: Served) 
     found = result(server.url, "cstp.queryDecisions", query, ROOT_TOKEN)
     assert found["decisions"][0]["id"] == f"{first}-new"
     assert found["decisions"][0]["tenant"] == first
-    got = result(server.url, "cstp.getDecision", {"id": f"{first}-new", "tenant": first}, ROOT_TOKEN)
+    got = result(
+        server.url, "cstp.getDecision", {"id": f"{first}-new", "tenant": first}, ROOT_TOKEN
+    )
     assert got["title"] == new["title"]
     stats = result(server.url, "cstp.getStats", {"tenant": first}, ROOT_TOKEN)
     assert stats["decisions"] == PER_TENANT + 1
