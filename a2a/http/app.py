@@ -11,6 +11,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Scope
 
+from a2a.app.process import configure_process
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import load_token_table
 from a2a.http import routes
@@ -144,9 +145,11 @@ def _log_access_mode(token_count: int, agents: list[str]) -> None:
 def app_from_environment() -> Starlette:
     """Factory for `uvicorn --factory a2a.http.app:app_from_environment`: settings from env.
 
-    Also sets up logging from the settings: `cstp serve --workers N` builds each worker's
-    app here, in a fresh process.
+    An entry point, as `cstp serve` is: sets up logging from the settings and the process's
+    thread limits (a2a.app.process); `cstp serve --workers N` builds each worker's app here,
+    in a fresh process.
     """
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
+    configure_process()
     return create_app(settings)
