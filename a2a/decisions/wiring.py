@@ -19,6 +19,17 @@ from a2a.tenants.names import DEFAULT_TENANT
 T = TypeVar("T")
 
 
+def cursor_key(settings: Settings, tenant: str) -> bytes | None:
+    """The key that signs `tenant`'s cursors: SHA-256 of CSTP_CURSOR_SECRET, bound to the
+    tenant's name for every tenant but `default`; None (a per-process random key) without
+    a secret."""
+    secret = settings.cursor_secret
+    if secret is None:
+        return None
+    bound = "" if tenant == DEFAULT_TENANT else f"\0tenant:{tenant}"
+    return hashlib.sha256((secret.get_secret_value() + bound).encode()).digest()
+
+
 def decision_service(
     settings: Settings,
     store: AsyncStore,
@@ -32,11 +43,11 @@ def decision_service(
 
     With `index` (the service's search index, a LiveIndex) listDecisions and getCalibration
     read its columns and every write goes into it before the answer; without, they read
-    Chroma on each call. Cursors are signed with CSTP_CURSOR_SECRET when set, else with a
-    per-process key.
+    Chroma on each call. Cursors are signed with a key of CSTP_CURSOR_SECRET when set, else
+    with a per-process key; each tenant's with its own, so a cursor is bound to its tenant
+    (CONTRACT.md, Tenants). The default tenant's key is the one from before tenants.
     """
-    secret = settings.cursor_secret
-    key = None if secret is None else hashlib.sha256(secret.get_secret_value().encode()).digest()
+    key = cursor_key(settings, tenant)
     run = store.workers.run
 
     async def finish(call: Callable[[], T]) -> T:

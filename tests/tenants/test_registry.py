@@ -3,13 +3,14 @@ first use, and bounded however many tenant names calls make up."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from a2a.app.tenants import Tenants
 from a2a.embeddings import Embedder
-from a2a.settings import Settings
+from a2a.settings import Settings, load_settings
 from tests.conftest import rpc_call, served_app
 
 
@@ -37,3 +38,27 @@ async def test_made_up_tenant_names_never_grow_the_replica_past_its_bound(
         assert [(d["id"], d["tenant"]) for d in hits] == [("kept", "acme")]
         listed = await answer(client, "cstp.listTenants", {})
         assert [t["name"] for t in listed["tenants"]] == ["acme"]
+
+
+async def test_a_cursor_signed_with_the_shared_secret_is_still_bound_to_its_tenant(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    # Reported: with CSTP_CURSOR_SECRET (set for every `--workers` process) acme's cursor
+    # paged globex.
+    settings = load_settings(
+        data_dir=tmp_path / "data", agent_id="test-agent", cursor_secret="a-shared-secret-01"
+    )
+    async with served_app(settings, embedder) as (_, client):
+        for tenant in ("acme", "globex"):
+            for n in range(2):
+                decision = {"id": f"{tenant}-{n}", "title": f"Decision {n} of {tenant}"}
+                params = {"decision": decision, "tenant": tenant}
+                await answer(client, "cstp.recordDecision", params)
+        page = await answer(client, "cstp.listDecisions", {"limit": 1, "tenant": "acme"})
+        cursor = page["nextCursor"]
+        same = {"limit": 1, "tenant": "acme", "cursor": cursor}
+        assert [d["id"] for d in (await answer(client, "cstp.listDecisions", same))["decisions"]]
+        moved = {"limit": 1, "tenant": "globex", "cursor": cursor}
+        body = (await client.post("/cstp", json=rpc_call("cstp.listDecisions", moved))).json()
+        assert body["error"]["code"] == -32602
+        assert [e["field"] for e in body["error"]["data"]["errors"]] == ["cursor"]
