@@ -154,15 +154,18 @@ class Tenants:
         """A call of `stack`'s tenant for the block: after any eviction of its index under
         way, counted in flight (its index is not evicted under it), marked most recently
         used; then whatever the budget no longer holds is evicted."""
-        if stack.unloading is not None:
-            await asyncio.shield(stack.unloading)
-        if self._load_wait is not None and stack.name != DEFAULT_TENANT:
-            await stack.index.settle(self._load_wait)
-            if stack.index.status == "warming":
-                raise Saturated(math.ceil(self._load_wait))
+        # Counted first: an index with a call in flight is never evicted, also while the
+        # call waits for it to load (reported: an eviction under a waiting call answered it
+        # from an emptied index).
         stack.in_flight += 1
-        self._stacks.move_to_end(stack.name)
         try:
+            self._stacks.move_to_end(stack.name)
+            if stack.unloading is not None:
+                await asyncio.shield(stack.unloading)
+            if self._load_wait is not None and stack.name != DEFAULT_TENANT:
+                await stack.index.settle(self._load_wait)
+                if stack.index.status == "warming":
+                    raise Saturated(math.ceil(self._load_wait))
             yield
         finally:
             stack.in_flight -= 1

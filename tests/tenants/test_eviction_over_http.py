@@ -146,3 +146,22 @@ def test_a_write_to_an_evicted_tenant_is_read_at_its_next_query(server: Served) 
         query = {"query": "Zanzibar tuples authorization", "tenant": tenant}
         hits = result(server.url, "cstp.queryDecisions", query, ROOT_TOKEN)["decisions"]
         assert f"{first}-new" not in [h["id"] for h in hits]
+
+
+def test_concurrent_calls_answer_as_one_at_a_time_while_indexes_are_evicted(
+    server: Served,
+) -> None:
+    # Reported on `chroma run`: 3-5 of 100 concurrent calls answered an empty list or a
+    # zero count when their tenant's index was evicted while they waited for its load.
+    def one(tenant: str) -> list[Any]:
+        found = result(
+            server.url, "cstp.queryDecisions", {**QUERIES[0], "tenant": tenant}, ROOT_TOKEN
+        )
+        stats = result(server.url, "cstp.getStats", {"tenant": tenant}, ROOT_TOKEN)
+        return [untimed(found), stats]
+
+    alone = {tenant: one(tenant) for tenant in TENANTS}
+    work = [tenant for _ in range(12) for tenant in TENANTS]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(one, work))
+    assert [g == alone[t] for g, t in zip(got, work, strict=True)] == [True] * len(work)

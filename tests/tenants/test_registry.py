@@ -3,15 +3,17 @@ first use, and bounded however many tenant names calls make up."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from a2a.app.tenants import Tenants
-from a2a.embeddings import Embedder
+from a2a.embeddings import Embedder, load_embedder
 from a2a.settings import Settings, load_settings
 from tests.conftest import rpc_call, served_app
+from tests.decisions.wire import FAST_MODEL
 
 
 async def answer(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
@@ -62,3 +64,35 @@ async def test_a_cursor_signed_with_the_shared_secret_is_still_bound_to_its_tena
         body = (await client.post("/cstp", json=rpc_call("cstp.listDecisions", moved))).json()
         assert body["error"]["code"] == -32602
         assert [e["field"] for e in body["error"]["data"]["errors"]] == ["cursor"]
+
+
+async def test_concurrent_calls_under_a_tiny_memory_budget_all_answer_in_full(
+    tmp_path: Path,
+) -> None:
+    # Reported: 3-5 of 100 concurrent calls answered `decisions: 0` or `[]` while their
+    # tenant's index was evicted under them (a call waiting for a load was not counted).
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        agent_id="test-agent",
+        embedding_model=FAST_MODEL,
+        index_memory_mib=1,
+    )
+    tenants = [f"t{n}" for n in range(4)]
+    async with served_app(settings, load_embedder(FAST_MODEL)) as (_, client):
+        for tenant in tenants:
+            for n in range(60):
+                decision = {"id": f"{tenant}-{n}", "title": f"Kafka billing decision {n}"}
+                params = {"decision": decision, "tenant": tenant}
+                await answer(client, "cstp.recordDecision", params)
+
+        async def stats(tenant: str) -> int:
+            found = await answer(client, "cstp.getStats", {"tenant": tenant})
+            return int(found["decisions"])
+
+        async def query(tenant: str) -> int:
+            params = {"query": "kafka billing", "tenant": tenant, "limit": 5}
+            return len((await answer(client, "cstp.queryDecisions", params))["decisions"])
+
+        calls = [f(t) for _ in range(10) for t in tenants for f in (stats, query)]
+        got = await asyncio.gather(*calls)
+    assert got == [n for _ in range(10) for _ in tenants for n in (60, 5)]
