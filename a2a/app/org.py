@@ -2,8 +2,9 @@
 getCalibration covers every granted tenant that exists (CONTRACT.md, Tenants).
 
 Each tenant answers the call as it would alone (the query embedded once for all); the
-answers are ranked as one list: by `score` (higher first) in keyword and hybrid modes and
-for similarity, else by `distance` (lower first); ties by tenant, then id. Calibration is
+answers are ranked as one list: by recency score with recencyHalfLifeDays (as one tenant
+ranks them, a2a.query.recency), else by `score` (higher first) in keyword and hybrid modes
+and for similarity, else by `distance` (lower first); ties by tenant, then id. Calibration is
 computed once over the scored decisions of every tenant together.
 """
 
@@ -19,6 +20,7 @@ from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
 from a2a.query.params import QueryDecisionsParams
+from a2a.query.recency import recency_key
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
 
@@ -44,7 +46,18 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         for stack, answer in zip(chosen, answers, strict=True):
             ranked += stamped({"decisions": answer.hits.to_wire()}, stack.name)["decisions"]
             note = note or answer.note
-        ranked = _ranked(ranked)[: params.limit]
+        if params.recency_half_life_days is not None:
+            half_life, now = params.recency_half_life_days, time.time()
+            ranked.sort(
+                key=lambda d: (
+                    *recency_key(d["date"], d["distance"], now, half_life),
+                    d["tenant"],
+                    d["id"],
+                )
+            )
+        else:
+            ranked = _ranked(ranked)
+        ranked = ranked[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
         if note is not None and not ranked:

@@ -34,15 +34,11 @@ def by_recency(hits: Hits, now_epoch: float, half_life_days: float, limit: int) 
     distance); ties by distance, then id. Each hit keeps its raw cosine distance (and its
     score and explanation, when it has them)."""
 
-    def key(n: int) -> tuple[bool, float, float, str]:
-        shown, distance = hits.shown[n], hits.distances[n]
-        date = shown[_DATE]
-        if date is None:
-            return (True, 0.0, distance, shown[0])
-        age = (now_epoch - datetime.fromisoformat(date).timestamp()) / DAY_SECONDS
-        return (False, -recency_score(distance, age, half_life_days), distance, shown[0])
+    def key(n: int) -> tuple[bool, float, float]:
+        shown = hits.shown[n]
+        return recency_key(shown[_DATE], hits.distances[n], now_epoch, half_life_days)
 
-    order = sorted(range(len(hits.shown)), key=key)[:limit]
+    order = sorted(range(len(hits.shown)), key=lambda n: (*key(n), hits.shown[n][0]))[:limit]
     return Hits(
         shown=[hits.shown[n] for n in order],
         distances=[hits.distances[n] for n in order],
@@ -50,6 +46,17 @@ def by_recency(hits: Hits, now_epoch: float, half_life_days: float, limit: int) 
         scores=_pick(hits.scores, order),
         explains=_pick(hits.explains, order),
     )
+
+
+def recency_key(
+    date: str | None, distance: float, now_epoch: float, half_life_days: float
+) -> tuple[bool, float, float]:
+    """The order of recencyHalfLifeDays for a hit dated `date` (RFC 3339, None: undated) at
+    cosine `distance`: dated hits first, by recency score descending, then by distance."""
+    if date is None:
+        return (True, 0.0, distance)
+    age = (now_epoch - datetime.fromisoformat(date).timestamp()) / DAY_SECONDS
+    return (False, -recency_score(distance, age, half_life_days), distance)
 
 
 def recent_candidates(

@@ -96,3 +96,20 @@ async def test_concurrent_calls_under_a_tiny_memory_budget_all_answer_in_full(
         calls = [f(t) for _ in range(10) for t in tenants for f in (stats, query)]
         got = await asyncio.gather(*calls)
     assert got == [n for _ in range(10) for _ in tenants for n in (60, 5)]
+
+
+async def test_org_level_search_ranks_by_recency_when_asked(
+    settings: Settings, embedder: Embedder
+) -> None:
+    # Reported: with tenant "*", recencyHalfLifeDays was ignored in the merged ranking.
+    async with served_app(settings, embedder) as (_, client):
+        old = {"id": "old", "title": "Kafka for billing events", "date": "2020-01-01T00:00:00Z"}
+        new = {"id": "new", "title": "Kafka carries the billing event stream"}
+        await answer(client, "cstp.recordDecision", {"decision": old, "tenant": "acme"})
+        await answer(client, "cstp.recordDecision", {"decision": new, "tenant": "globex"})
+        query = {"query": "Kafka for billing events", "tenant": "*"}
+        plain = (await answer(client, "cstp.queryDecisions", query))["decisions"]
+        assert [(d["tenant"], d["id"]) for d in plain] == [("acme", "old"), ("globex", "new")]
+        recent = {**query, "recencyHalfLifeDays": 7}
+        ranked = (await answer(client, "cstp.queryDecisions", recent))["decisions"]
+        assert [(d["tenant"], d["id"]) for d in ranked] == [("globex", "new"), ("acme", "old")]
