@@ -19,6 +19,7 @@ from a2a.app.tenants import Tenants, TenantStack, stamped
 from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
+from a2a.index.staleness import with_stale_mark
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.recency import recency_key
 from a2a.rpc.methods import CallContext, Handler, Method
@@ -109,7 +110,7 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         "cstp.getCalibration": get_calibration,
     }
     return {
-        name: dataclasses.replace(base[name], handler=handler)
+        name: dataclasses.replace(base[name], handler=with_stale_mark(handler))
         for name, handler in handlers.items()
         if name in base
     }

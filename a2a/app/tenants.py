@@ -24,12 +24,13 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.decisions.service import DecisionService
+from a2a.index.staleness import with_stale_mark
 from a2a.index.sync import LiveIndex
 from a2a.methods import STORE_METHOD_ERRORS, NoParams
 from a2a.query.service import QueryService
 from a2a.rpc.methods import CallContext, Method
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore
+from a2a.store import AsyncStore, StoreUnavailable
 from a2a.tenants.grants import Grant
 from a2a.tenants.names import DEFAULT_TENANT, EVERY_TENANT
 from a2a.workers import Saturated
@@ -138,8 +139,34 @@ class Tenants:
         ]
 
     async def existing(self, grant: Grant) -> list[str]:
-        """The tenants in Chroma that `grant` allows, sorted by name."""
-        return sorted(name for name in await self._existing() if grant.allows(name))
+        """The tenants in Chroma that `grant` allows, sorted by name.
+
+        While Chroma cannot be read, inside a2a.index.staleness.stale_allowed(): the granted
+        tenants loaded in this replica whose stale window is open (the call marked stale),
+        else StoreUnavailable.
+        """
+        try:
+            names = await self._existing()
+        except StoreUnavailable:
+            names = [
+                name
+                for name in self.loaded()
+                if grant.allows(name) and self._stacks[name].index.stale_read()
+            ]
+            if not names:
+                raise
+        return sorted(name for name in names if grant.allows(name))
+
+    async def count(self, tenant: str) -> int:
+        """How many decisions `tenant` holds: Chroma's count, or inside stale_allowed()
+        while Chroma cannot be read, its loaded index's (the call marked stale)."""
+        stack = self.stack(tenant)
+        try:
+            return await stack.services.store.count()
+        except StoreUnavailable:
+            if not stack.index.stale_read():
+                raise
+            return stack.index.index.alive_count
 
     async def stop(self) -> None:
         """Stop every tenant's index loading (the app's shutdown)."""
@@ -274,14 +301,14 @@ def list_tenants_method(tenants: Tenants) -> Method:
 
     async def list_tenants(params: NoParams, ctx: CallContext) -> dict[str, Any]:
         names = await tenants.existing(ctx.tenants)
-        counts = await asyncio.gather(*(tenants.stack(n).services.store.count() for n in names))
+        counts = await asyncio.gather(*(tenants.count(n) for n in names))
         found = [TenantCount(name=n, decisions=c) for n, c in zip(names, counts, strict=True)]
         return ListTenantsResult(tenants=found).model_dump()
 
     return Method(
         name="cstp.listTenants",
         params_model=NoParams,
-        handler=list_tenants,
+        handler=with_stale_mark(list_tenants),
         summary="The tenants this token may use that hold decisions, with their counts.",
         result_schema=ListTenantsResult.model_json_schema(),
         errors=STORE_METHOD_ERRORS,

@@ -1,0 +1,50 @@
+"""Tenants while Chroma is away (CONTRACT.md, Tenants and Availability of reads): listTenants
+and org-level calls are answered stale from the loaded tenants, marked, as one tenant's
+reads are; over real HTTP with a `chroma run` server that is killed."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.decisions.lifecycle_wire import service
+from tests.decisions.wire import FAST_MODEL, call, result
+from tests.servers import free_port, start_chroma, stop
+from tests.tenants.wire import ACME_TOKEN, GLOBEX_TOKEN, ORG_TOKEN, TOKENS
+
+pytestmark = pytest.mark.slow
+
+
+def test_list_tenants_and_org_search_are_answered_stale_while_chroma_is_away(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    chroma = start_chroma(tmp_path / "chroma", port)
+    env = {
+        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
+        "CSTP_AUTH_TOKENS": TOKENS,
+        "CSTP_DATA_DIR": str(tmp_path / "data"),
+        "CSTP_CHROMA_URL": f"http://127.0.0.1:{port}",
+        "CSTP_CHROMA_TIMEOUT_SECONDS": "2",
+    }
+    try:
+        with service(env) as s:
+            for token, tenant in ((ACME_TOKEN, "acme"), (GLOBEX_TOKEN, "globex")):
+                decision = {"id": f"{tenant}-1", "title": f"{tenant} moves billing to Kafka"}
+                assert result(s.url, "cstp.recordDecision", {"decision": decision}, token)
+            query = {"query": "billing on Kafka", "tenant": "*"}
+            fresh = result(s.url, "cstp.queryDecisions", query, ORG_TOKEN)
+            listed = result(s.url, "cstp.listTenants", {}, ORG_TOKEN)
+            assert "stale" not in fresh and "stale" not in listed
+            stop(chroma, signal.SIGKILL)
+            stale = result(s.url, "cstp.queryDecisions", query, ORG_TOKEN)
+            assert stale["decisions"] == fresh["decisions"]
+            assert set(stale["stale"]) == {"since"}
+            stale_list = result(s.url, "cstp.listTenants", {}, ORG_TOKEN)
+            assert stale_list["tenants"] == listed["tenants"] and "since" in stale_list["stale"]
+            calibration = call(s.url, "cstp.getCalibration", {"tenant": "*"}, ORG_TOKEN)
+            assert "stale" in calibration["result"]
+    finally:
+        stop(chroma)
