@@ -25,7 +25,7 @@ from a2a.cli.main import app as cli_app
 from a2a.embeddings import Embedder
 from a2a.http.identify import bearer_token
 from a2a.settings import Settings, load_settings
-from a2a.tenants.grants import DEFAULT_ONLY
+from a2a.tenants.grants import DEFAULT_ONLY, EVERY, Grant
 from tests.conftest import app_client, rpc_call
 
 TOKENS = "alice:alice-token-1,bob:bob-token-2"
@@ -272,3 +272,32 @@ def test_unknown_scopes_fail_start_up_naming_the_setting_not_the_token(
     with pytest.raises(TokenFormatError) as raised:
         load_token_table(load_settings())
     assert "CSTP_AUTH_TOKENS" in str(raised.value) and "secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "grant"),
+    [
+        ("", Grant()),
+        ("acme", Grant(frozenset({"acme"}))),
+        ("acme|globex", Grant(frozenset({"acme", "globex"}))),
+        ("*", EVERY),
+    ],
+)
+def test_a_fourth_part_grants_tenants(text: str, grant: Grant) -> None:
+    (entry,) = parse_env_tokens(SecretStr(f"cto:tok-0123456789:read:{text}"))
+    assert entry.tenants == grant
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Acme", "must match"),
+        ("acme|", "must match"),
+        ("*|acme", "'*' (every tenant) stands alone"),
+    ],
+)
+def test_a_bad_fourth_part_names_the_entry_and_why(text: str, reason: str) -> None:
+    with pytest.raises(TokenFormatError) as refused:
+        parse_env_tokens(SecretStr(f"cto:tok-0123456789:read:{text}"))
+    assert "entry 1 (agent cto)" in str(refused.value) and reason in str(refused.value)
+    assert "tok-0123456789" not in str(refused.value)

@@ -20,6 +20,7 @@ from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
 from a2a.index.staleness import with_stale_mark
+from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.recency import recency_key
 from a2a.rpc.methods import CallContext, Handler, Method
@@ -43,10 +44,8 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
             *(_in(tenants, s, s.services.query.answer(params, vector)) for s in chosen)
         )
         ranked: list[dict[str, Any]] = []
-        note = None
         for stack, answer in zip(chosen, answers, strict=True):
             ranked += stamped({"decisions": answer.hits.to_wire()}, stack.name)["decisions"]
-            note = note or answer.note
         if params.recency_half_life_days is not None:
             half_life, now = params.recency_half_life_days, time.time()
             ranked.sort(
@@ -61,8 +60,10 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         ranked = ranked[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
-        if note is not None and not ranked:
-            wire["note"] = note
+        category = params.filters.category if params.filters is not None else None
+        if category is not None and not ranked and all(a.note for a in answers):
+            # No granted tenant has the category: the note names the closest of them all.
+            wire["note"] = category_note(category, _categories(chosen))
         return wire
 
     async def find_similar(params: FindSimilarDecisionsParams, ctx: CallContext) -> dict[str, Any]:
@@ -120,6 +121,16 @@ async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:
     """`work` (an awaitable of `stack`'s services), counted as a call of that tenant."""
     async with tenants.using(stack):
         return await work
+
+
+def _categories(stacks: list[TenantStack]) -> list[str]:
+    """Every category stored in the loaded indexes of `stacks`, sorted."""
+    found: set[str] = set()
+    for stack in stacks:
+        index = stack.index.index
+        with index.reading():
+            found.update(index.values_of("category"))
+    return sorted(found)
 
 
 def _ranked(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -40,6 +40,8 @@ class Grant:
         if text == EVERY_TENANT:
             return EVERY
         names = [name.strip() for name in text.split("|")]
+        if EVERY_TENANT in names:
+            raise ValueError("'*' (every tenant) stands alone, not joined with names by '|'")
         for name in names:
             if not is_tenant_name(name):
                 raise ValueError(

@@ -113,3 +113,21 @@ async def test_org_level_search_ranks_by_recency_when_asked(
         recent = {**query, "recencyHalfLifeDays": 7}
         ranked = (await answer(client, "cstp.queryDecisions", recent))["decisions"]
         assert [(d["tenant"], d["id"]) for d in ranked] == [("globex", "new"), ("acme", "old")]
+
+
+async def test_org_level_category_note_names_the_categories_of_every_granted_tenant(
+    settings: Settings, embedder: Embedder
+) -> None:
+    # Reported: with tenant "*", the note was the first tenant's alone ("the store has no
+    # categories yet" from an empty default tenant).
+    async with served_app(settings, embedder) as (_, client):
+        for tenant, category in (("acme", "architecture"), ("globex", "security")):
+            decision = {"id": "d1", "title": "Kafka for billing", "category": category}
+            await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": tenant})
+        query = {"query": "kafka", "tenant": "*", "filters": {"category": "Security"}}
+        found = await answer(client, "cstp.queryDecisions", query)
+        assert found["decisions"] == []
+        assert '"security"' in found["note"] and "no categories yet" not in found["note"]
+        present = {**query, "filters": {"category": "security"}}
+        hits = await answer(client, "cstp.queryDecisions", present)
+        assert [d["tenant"] for d in hits["decisions"]] == ["globex"] and "note" not in hits
