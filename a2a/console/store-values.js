@@ -6,6 +6,7 @@
 
 import { el, fill } from "./dom.js";
 import { stats } from "./stats.js";
+import { listedTenants } from "./tenant.js";
 
 const STAKES = ["low", "medium", "high", "critical"];
 const STATUS = ["proposed", "pending", "decided", "reviewed", "superseded", "deprecated", "rejected"];
@@ -54,8 +55,11 @@ export function offerValues(values) {
   if (values.status.size) boxes(form.querySelector("[data-field='filters.status']"), "status", STATUS, values.status);
 }
 
-/** Read the store's values and offer them; a failure leaves the filters as they are. */
+/** Read the store's values and offer them; a failure leaves the filters as they are. With no
+ * tenant listed (no token yet, or none of its tenants holds a decision) there is nothing to
+ * offer, and no call is made. */
 export async function refreshValues() {
+  if (!listedTenants().length) return;
   try {
     offerValues(await storeValues());
   } catch {
