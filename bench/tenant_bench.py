@@ -184,7 +184,9 @@ def timed_query(server: Server, tenant: str, text: str, token: str = TOKEN) -> t
     started = time.perf_counter()
     answer = server.call("cstp.queryDecisions", {"query": text, "tenant": tenant}, token)
     ms = (time.perf_counter() - started) * 1000
-    return ms, [(d["id"], d.get("tenant"), d.get("distance"), d.get("score")) for d in answer["decisions"]]
+    return ms, [
+        (d["id"], d.get("tenant"), d.get("distance"), d.get("score")) for d in answer["decisions"]
+    ]
 
 
 def wait_for_log(server: Server, text: str, count: int, seconds: float) -> None:
@@ -273,9 +275,7 @@ def budgeted(
         f"{max(evicted_ms):.0f} ms ({len(evicted_ms)}); to a loaded one: p50 "
         f"{p(warm_ms, 50):.1f} ms, max {max(warm_ms):.0f} ms"
     )
-    print(
-        f"RSS peak {peak:.0f} MiB, now {now:.0f} MiB; budget + 400 MiB = {budget_mib + 400} MiB"
-    )
+    print(f"RSS peak {peak:.0f} MiB, now {now:.0f} MiB; budget + 400 MiB = {budget_mib + 400} MiB")
 
 
 def main() -> None:

@@ -114,6 +114,9 @@ def test_answers_do_not_depend_on_what_is_loaded(server: Served) -> None:
     assert evictions >= 3 * len(TENANTS) - 1
     # The one just called, and at most the one before it while its eviction finishes.
     assert 1 <= metric(server.url, "cstp_index_tenants_loaded") <= 2
+    # The default tenant's index (empty here) was evicted too: the replica is no less ready.
+    ready = httpx.get(f"{server.url}/ready", timeout=30)
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
 
 
 def test_a_write_to_an_evicted_tenant_is_read_at_its_next_query(server: Served) -> None:
@@ -136,7 +139,9 @@ def test_a_write_to_an_evicted_tenant_is_read_at_its_next_query(server: Served) 
     found = result(server.url, "cstp.queryDecisions", query, ROOT_TOKEN)
     assert found["decisions"][0]["id"] == f"{first}-new"
     assert found["decisions"][0]["tenant"] == first
-    got = result(server.url, "cstp.getDecision", {"id": f"{first}-new", "tenant": first}, ROOT_TOKEN)
+    got = result(
+        server.url, "cstp.getDecision", {"id": f"{first}-new", "tenant": first}, ROOT_TOKEN
+    )
     assert got["title"] == new["title"]
     stats = result(server.url, "cstp.getStats", {"tenant": first}, ROOT_TOKEN)
     assert stats["decisions"] == PER_TENANT + 1
