@@ -256,13 +256,16 @@ def budgeted(
     budget_mib: int,
 ) -> None:
     """Round-robin over every tenant under the budget; each answer checked."""
-    evicted_ms, warm_ms, wrong = [], [], 0
+    evicted_ms: list[float] = []
+    warm_ms: list[float] = []
+    wrong, rss = 0, []
     for _ in range(rounds):
         for name in names:
             for i, text in enumerate(queries):
                 ms, hits = timed_query(server, name, text)
                 (evicted_ms if i == 0 else warm_ms).append(ms)
                 wrong += hits != expected[name, text]
+        rss.append(f"{server.status('VmRSS'):.0f}")
     peak, now = server.status("VmHWM"), server.status("VmRSS")
     total = len(evicted_ms) + len(warm_ms)
     print(
@@ -275,7 +278,10 @@ def budgeted(
         f"{max(evicted_ms):.0f} ms ({len(evicted_ms)}); to a loaded one: p50 "
         f"{p(warm_ms, 50):.1f} ms, max {max(warm_ms):.0f} ms"
     )
-    print(f"RSS peak {peak:.0f} MiB, now {now:.0f} MiB; budget + 400 MiB = {budget_mib + 400} MiB")
+    print(
+        f"RSS peak {peak:.0f} MiB, now {now:.0f} MiB, after each round {', '.join(rss)} MiB; "
+        f"budget + 400 MiB = {budget_mib + 400} MiB"
+    )
 
 
 def main() -> None:

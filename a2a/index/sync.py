@@ -36,10 +36,12 @@ log = logging.getLogger(__name__)
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
 Status = Literal["warming", "ready", "chroma unreachable", "evicted"]
-#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids and the
-#: Python objects per record (measured: +3.5 GiB for 1M records of 256 float32 dimensions,
-#: docs/scaling.md); an estimate for eviction (a2a.app.tenants), not an accounting.
-ROW_BYTES = 2_500
+#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids, the
+#: Python objects per record and the allocator's fragmentation, as process RSS sees them
+#: (measured by bench/tenant_bench.py: +3,261 MiB of RSS for 50 tenants x 10k records of
+#: 256 float32 dimensions, 6,838 bytes a record, docs/scaling.md, Tenants); an estimate
+#: for eviction (a2a.app.tenants), not an accounting.
+ROW_BYTES = 5_800
 
 
 class LiveIndex:
