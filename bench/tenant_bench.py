@@ -24,10 +24,12 @@ of them in one collection (the same records and vectors). Then, each on a fresh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -100,15 +102,54 @@ def build(data: Path, tenants: int, size: int, org: int) -> None:
 # -- the server ----------------------------------------------------------------------------
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def chroma_run(path: Path, log: Path) -> Iterator[str]:
+    """`chroma run` on the stores in `path` (the embedded folder's format); its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(BIN / "chroma"),
+            "run",
+            "--path",
+            str(path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"chroma run did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
 class Server:
     """A `cstp serve` on 127.0.0.1 with its log and /proc readings."""
 
     def __init__(self, data: Path, log: Path, env: dict[str, str]) -> None:
-        import socket
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
         grants = "|".join(tenant_name(k) for k in range(int(env.pop("ORG", "10"))))
@@ -295,6 +336,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("var/tenant_bench"))
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument(
+        "--chroma-server",
+        action="store_true",
+        help="serve the stores through `chroma run` (its memory then outside the replica's)",
+    )
     args = parser.parse_args()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     data = args.data / f"{args.tenants}x{args.size}"
@@ -309,12 +355,17 @@ def main() -> None:
         "ORG": str(args.org_tenants),
         "CSTP_INDEX_SNAPSHOT_MIN_RECORDS": str(min(args.size, 2_000)),
     }
-    with serving(data, logs / "reference.log", dict(org)) as server:
-        expected, used = reference(server, names, queries, args.org_tenants, args.org_queries)
-    budget = max(1, round(used / 4))
-    env = {**org, "CSTP_INDEX_MEMORY_MIB": str(budget)}
-    with serving(data, logs / "budget.log", env) as server:
-        budgeted(server, names, queries, expected, args.rounds, budget)
+    with contextlib.ExitStack() as stack:
+        if args.chroma_server:
+            url = stack.enter_context(chroma_run(data / "chroma", logs / "chroma.log"))
+            org["CSTP_CHROMA_URL"] = url
+        print(f"Chroma: {'chroma run' if args.chroma_server else 'embedded'}")
+        with serving(data, logs / "reference.log", dict(org)) as server:
+            expected, used = reference(server, names, queries, args.org_tenants, args.org_queries)
+        budget = max(1, round(used / 4))
+        env = {**org, "CSTP_INDEX_MEMORY_MIB": str(budget)}
+        with serving(data, logs / "budget.log", env) as server:
+            budgeted(server, names, queries, expected, args.rounds, budget)
     print(f"server logs in {logs}")
 
 

@@ -37,11 +37,12 @@ BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
 Status = Literal["warming", "ready", "chroma unreachable", "evicted"]
 #: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids, the
-#: Python objects per record and the allocator's fragmentation, as process RSS sees them
-#: (measured by bench/tenant_bench.py: +3,261 MiB of RSS for 50 tenants x 10k records of
-#: 256 float32 dimensions, 6,838 bytes a record, docs/scaling.md, Tenants); an estimate
+#: Python objects per record and the allocator's slack, as process RSS sees them (measured
+#: by bench/tenant_bench.py on `chroma run`: +1,904 MiB of RSS for 50 tenants x 10k records
+#: of 256 float32 dimensions, 3,994 bytes a record with its 1,024 of vector; docs/scaling.md,
+#: Tenants). Embedded Chroma's own cache of each collection read is not in it. An estimate
 #: for eviction (a2a.app.tenants), not an accounting.
-ROW_BYTES = 5_800
+ROW_BYTES = 3_000
 
 
 class LiveIndex:

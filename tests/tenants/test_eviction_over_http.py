@@ -1,7 +1,7 @@
 """Tenant indexes evicted and loaded again over real HTTP, on embedded Chroma and on
 `chroma run` (CONTRACT.md, Tenants, Memory: no answer ever depends on what is loaded).
 
-A service with CSTP_INDEX_MEMORY_MIB=1 serves three tenants of 120 decisions each (about
+A service with CSTP_INDEX_MEMORY_MIB=1 serves three tenants of 200 decisions each (about
 0.8 MiB of index each by a2a.index.sync's estimate: one fits the budget, two do not), so
 each call to one tenant evicts the one before it. Their snapshots are due from 50 records,
 so a reload reads the snapshot and catches up from Chroma.
@@ -25,7 +25,7 @@ from tests.tenants.wire import ROOT_TOKEN, served
 pytestmark = pytest.mark.slow
 
 TENANTS = ("acme", "globex", "initech")
-PER_TENANT = 120
+PER_TENANT = 200
 SUBJECTS = ("billing", "search", "auth", "payments", "logging", "cache", "queue", "deploys")
 CHOICES = ("Kafka", "Postgres", "Redis", "gRPC", "GraphQL", "S3", "Nginx", "Rust", "Go")
 VERBS = ("moves", "keeps", "drops", "splits", "shards", "retries", "batches")
