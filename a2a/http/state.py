@@ -70,8 +70,9 @@ class AppState:
 
     def warming(self) -> bool:
         """True while the search index is still loading: /ready is 503 `"warming"`
-        (CONTRACT.md section Transport)."""
-        return self.index.status != "ready"
+        (CONTRACT.md section Transport). Not once evicted (CSTP_INDEX_MEMORY_MIB): the
+        replica answers as before, the next call of the default tenant loads it again."""
+        return self.index.status not in ("ready", "evicted")
 
     @property
     def auth_on(self) -> bool:

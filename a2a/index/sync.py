@@ -31,11 +31,14 @@ log = logging.getLogger(__name__)
 #: Load retries wait this long at first, doubling up to BACKOFF_MAX (seconds).
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
-Status = Literal["warming", "ready", "chroma unreachable"]
-#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids and the
-#: Python objects per record (measured: +3.5 GiB for 1M records of 256 float32 dimensions,
-#: docs/scaling.md); an estimate for eviction (a2a.app.tenants), not an accounting.
-ROW_BYTES = 2_500
+Status = Literal["warming", "ready", "chroma unreachable", "evicted"]
+#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids, the
+#: Python objects per record and the allocator's slack, as process RSS sees them (measured
+#: by bench/tenant_bench.py on `chroma run`: +1,904 MiB of RSS for 50 tenants x 10k records
+#: of 256 float32 dimensions, 3,994 bytes a record with its 1,024 of vector; docs/scaling.md,
+#: Tenants). Embedded Chroma's own cache of each collection read is not in it. An estimate
+#: for eviction (a2a.app.tenants), not an accounting.
+ROW_BYTES = 3_000
 
 
 class LiveIndex:
@@ -104,6 +107,8 @@ class LiveIndex:
         self._revision: str | None = None
         self._watermark_ms = 0
         self._loaded = False
+        #: True from an unload until the next load ends (status `evicted`).
+        self._evicted = False
         self._attempts = 0
         self._retry_now: asyncio.Event | None = None
         self._failure: StoreUnavailable | None = None
@@ -120,10 +125,14 @@ class LiveIndex:
 
     @property
     def status(self) -> Status:
-        """`ready` once loaded; before that `warming`, or `chroma unreachable` between retries."""
+        """`ready` once loaded; before that `warming`, or `chroma unreachable` between retries;
+        `evicted` after `unload()` until a call loads it again (not warming: the replica is
+        as ready as before, that call only waits for the load)."""
         if self._loaded:
             return "ready"
-        return "chroma unreachable" if self._failure is not None else "warming"
+        if self._failure is not None:
+            return "chroma unreachable"
+        return "evicted" if self._evicted else "warming"
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -173,7 +182,7 @@ class LiveIndex:
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._check, return_exceptions=True)
         self.index = SearchIndex(self.index.vector_dtype, **self._index_options)  # type: ignore[arg-type]
-        self._loaded = False
+        self._loaded, self._evicted = False, True
         self._loader = self._saver = self._check = None
         self._changed = self._retry_now = None
         self._revision, self._watermark_ms = None, 0
@@ -308,7 +317,7 @@ class LiveIndex:
                 self._fault = exc
                 self._signal(None)
                 raise
-            self._loaded = True
+            self._loaded, self._evicted = True, False
             self._checked(ok=True)
             self._signal(None)
             self._maintain()

@@ -2,7 +2,7 @@
 `chroma run` (CONTRACT.md, Tenants, Memory: no answer ever depends on what is loaded).
 
 A service with CSTP_INDEX_MEMORY_MIB=1 serves three tenants of 200 decisions each (about
-0.7 MiB of index each by a2a.index.sync's estimate: one fits the budget, two do not), so
+0.8 MiB of index each by a2a.index.sync's estimate: one fits the budget, two do not), so
 each call to one tenant evicts the one before it. Their snapshots are due from 50 records,
 so a reload reads the snapshot and catches up from Chroma.
 """
@@ -114,6 +114,9 @@ def test_answers_do_not_depend_on_what_is_loaded(server: Served) -> None:
     assert evictions >= 3 * len(TENANTS) - 1
     # The one just called, and at most the one before it while its eviction finishes.
     assert 1 <= metric(server.url, "cstp_index_tenants_loaded") <= 2
+    # The default tenant's index (empty here) was evicted too: the replica is no less ready.
+    ready = httpx.get(f"{server.url}/ready", timeout=30)
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
 
 
 def test_a_write_to_an_evicted_tenant_is_read_at_its_next_query(server: Served) -> None:
