@@ -191,7 +191,7 @@ class Tenants:
                 await asyncio.shield(stack.unloading)
             if self._load_wait is not None and stack.name != DEFAULT_TENANT:
                 await stack.index.settle(self._load_wait)
-                if stack.index.status == "warming":
+                if stack.index.status in ("warming", "evicted"):
                     raise Saturated(math.ceil(self._load_wait))
             yield
         finally:
@@ -261,6 +261,8 @@ class Tenants:
         started = time.perf_counter()
         try:
             await stack.index.unload()
+        except Exception:  # our bug (a snapshot write): logged; the calls waiting go on
+            log.exception("tenant index eviction failed: %s", stack.name)
         finally:
             stack.unloading = None
         if self._metrics is not None:
