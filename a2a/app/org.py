@@ -11,6 +11,7 @@ computed once over the scored decisions of every tenant together.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from typing import Any
@@ -19,6 +20,7 @@ from a2a.app.tenants import Tenants, TenantStack, stamped
 from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
+from a2a.index import SearchIndex
 from a2a.index.staleness import with_stale_mark
 from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams
@@ -40,12 +42,23 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         if not chosen:
             return _empty_query(params, agent_id, started)
         vector = await chosen[0].services.query.embed(params.query)
-        answers = await asyncio.gather(
-            *(_in(tenants, s, s.services.query.answer(params, vector)) for s in chosen)
-        )
+        async with contextlib.AsyncExitStack() as held:
+            for stack in chosen:
+                await held.enter_async_context(tenants.using(stack))
+            indexes = await asyncio.gather(*(s.services.query.index() for s in chosen))
+            # Every tenant's search in one worker call: one thread hop, not one per tenant.
+            found = await chosen[0].services.store.workers.run(
+                lambda: [
+                    s.services.query.hits(index, params, vector)
+                    for s, index in zip(chosen, indexes, strict=True)
+                ]
+            )
+            category = params.filters.category if params.filters is not None else None
+            empty = not any(hits.shown for hits in found)
+            known = _categories(indexes) if category is not None and empty else None
         ranked: list[dict[str, Any]] = []
-        for stack, answer in zip(chosen, answers, strict=True):
-            ranked += stamped({"decisions": answer.hits.to_wire()}, stack.name)["decisions"]
+        for stack, hits in zip(chosen, found, strict=True):
+            ranked += stamped({"decisions": hits.to_wire()}, stack.name)["decisions"]
         if params.recency_half_life_days is not None:
             half_life, now = params.recency_half_life_days, time.time()
             ranked.sort(
@@ -60,10 +73,9 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         ranked = ranked[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
-        category = params.filters.category if params.filters is not None else None
-        if category is not None and not ranked and all(a.note for a in answers):
+        if category is not None and known is not None and category not in known:
             # No granted tenant has the category: the note names the closest of them all.
-            wire["note"] = category_note(category, _categories(chosen))
+            wire["note"] = category_note(category, known)
         return wire
 
     async def find_similar(params: FindSimilarDecisionsParams, ctx: CallContext) -> dict[str, Any]:
@@ -123,11 +135,10 @@ async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:
         return await work
 
 
-def _categories(stacks: list[TenantStack]) -> list[str]:
-    """Every category stored in the loaded indexes of `stacks`, sorted."""
+def _categories(indexes: list[SearchIndex]) -> list[str]:
+    """Every category stored in `indexes`, sorted."""
     found: set[str] = set()
-    for stack in stacks:
-        index = stack.index.index
+    for index in indexes:
         with index.reading():
             found.update(index.values_of("category"))
     return sorted(found)

@@ -113,6 +113,18 @@ class QueryService:
         self._inline_credit = self.inline.burst_seconds
         self._credited_at = time.perf_counter()
 
+    async def index(self) -> SearchIndex:
+        """The index this service answers from, fresh with every acknowledged write
+        (LiveIndex.current; stale reads as `answer` has them)."""
+        return await self._live.current()
+
+    def hits(
+        self, index: SearchIndex, params: QueryDecisionsParams, vector: npt.NDArray[np.float32]
+    ) -> Hits:
+        """The hits of `params` in `index` for the query's `vector`: `answer`'s search, run
+        here (blocking: call it from a worker; org-level search runs every tenant's in one)."""
+        return self._answer(index, params, vector)
+
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
         if self._batcher is not None:
