@@ -48,7 +48,6 @@ from query_bench import generate_queries, generate_records, percentile
 
 from a2a.embeddings import load_embedder
 from a2a.index.search_index import GRAPH_MIN_ROWS
-from a2a.index.sync import ROW_BYTES
 from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore
 from a2a.tenants.names import collection_of
@@ -259,11 +258,9 @@ def reference(
     loaded = server.metric("cstp_index_tenants_loaded")
     used = server.status("VmRSS") - idle
     rows = len(names) * args.size
-    estimate = rows * (256 * 4 + ROW_BYTES) / 2**20
     print(
         f"reference: {len(names)} tenants loaded ({loaded:.0f} by /metrics); RSS idle "
-        f"{idle:.0f} MiB, +{used:.0f} MiB loaded = {used * 2**20 / rows:,.0f} bytes per record "
-        f"(estimate with ROW_BYTES={ROW_BYTES}: {estimate:.0f} MiB)"
+        f"{idle:.0f} MiB, +{used:.0f} MiB loaded = {used * 2**20 / rows:,.0f} bytes per record"
     )
     # Org-level search over t00.. (a token granted only those) beside the one `big` tenant.
     texts = generate_queries(org_queries, seed=99)

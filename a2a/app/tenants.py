@@ -146,7 +146,7 @@ class Tenants:
         else StoreUnavailable.
         """
         try:
-            names = await self._existing()
+            names = [name for name in await self._existing() if grant.allows(name)]
         except StoreUnavailable:
             names = [
                 name
@@ -155,7 +155,7 @@ class Tenants:
             ]
             if not names:
                 raise
-        return sorted(name for name in names if grant.allows(name))
+        return sorted(names)
 
     async def count(self, tenant: str) -> int:
         """How many decisions `tenant` holds: Chroma's count, or inside stale_allowed()

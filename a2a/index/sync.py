@@ -32,13 +32,6 @@ log = logging.getLogger(__name__)
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
 Status = Literal["warming", "ready", "chroma unreachable", "evicted"]
-#: Bytes a loaded record costs besides its vector: columns, BM25 postings, ids, the
-#: Python objects per record and the allocator's slack, as process RSS sees them (measured
-#: by bench/tenant_bench.py on `chroma run`: +1,904 MiB of RSS for 50 tenants x 10k records
-#: of 256 float32 dimensions, 3,994 bytes a record with its 1,024 of vector; docs/scaling.md,
-#: Tenants). Embedded Chroma's own cache of each collection read is not in it. An estimate
-#: for eviction (a2a.app.tenants), not an accounting.
-ROW_BYTES = 3_000
 
 
 class LiveIndex:
@@ -192,15 +185,9 @@ class LiveIndex:
         self._checked_at, self._failing = None, False
 
     def memory_bytes(self) -> int:
-        """About the bytes the loaded index holds (0 when not loaded): SearchIndex's own
-        estimate when it has one, else its rows times ROW_BYTES plus their vectors."""
-        if not self._loaded:
-            return 0
-        measure = getattr(self.index, "memory_bytes", None)
-        if measure is not None:
-            return int(measure())
-        width = (self.index.dimension or 0) * np.dtype(self.index.vector_dtype).itemsize
-        return self.index.alive_count * (width + ROW_BYTES)
+        """About the bytes the loaded index holds (SearchIndex.memory_bytes), 0 when not
+        loaded: what eviction past CSTP_INDEX_MEMORY_MIB counts (a2a.app.tenants)."""
+        return self.index.memory_bytes() if self._loaded else 0
 
     @property
     def stale_since(self) -> float | None:

@@ -45,13 +45,17 @@ def chroma_server(folder: Path) -> Iterator[str]:
         stop(chroma)
 
 
-def environment(folder: Path, chroma_url: str | None) -> dict[str, str]:
-    """The settings of a service on `folder` (embedded) or on the Chroma at `chroma_url`."""
+def environment(
+    folder: Path, chroma_url: str | None, tokens: str = TOKENS, **extra: str
+) -> dict[str, str]:
+    """The settings of a service on `folder` (embedded) or on the Chroma at `chroma_url`,
+    with `tokens` (CSTP_AUTH_TOKENS) and `extra` settings."""
     env = {
         "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-        "CSTP_AUTH_TOKENS": TOKENS,
+        "CSTP_AUTH_TOKENS": tokens,
         "CSTP_DATA_DIR": str(folder / "data"),
         "CSTP_LOG_FORMAT": "json",
+        **extra,
     }
     if chroma_url is not None:
         env["CSTP_CHROMA_URL"] = chroma_url
@@ -70,11 +74,15 @@ def service(env: dict[str, str]) -> Iterator[Served]:
 
 
 @contextmanager
-def served(folder: Path, store: str) -> Iterator[Served]:
-    """`cstp serve` on a fresh embedded store or a fresh `chroma run` server."""
+def served(folder: Path, store: str, tokens: str = TOKENS, **extra: str) -> Iterator[Served]:
+    """`cstp serve` with `tokens` and `extra` settings on a fresh embedded store or a fresh
+    `chroma run` server."""
     if store == "chroma-server":
-        with chroma_server(folder) as chroma_url, service(environment(folder, chroma_url)) as s:
+        with (
+            chroma_server(folder) as chroma_url,
+            service(environment(folder, chroma_url, tokens, **extra)) as s,
+        ):
             yield s
     else:
-        with service(environment(folder, None)) as s:
+        with service(environment(folder, None, tokens, **extra)) as s:
             yield s

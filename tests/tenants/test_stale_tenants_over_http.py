@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.decisions.lifecycle_wire import service
-from tests.decisions.wire import FAST_MODEL, call, result
+from tests.decisions.lifecycle_wire import environment, service
+from tests.decisions.wire import call, result
 from tests.servers import free_port, start_chroma, stop
 from tests.tenants.wire import ACME_TOKEN, GLOBEX_TOKEN, ORG_TOKEN, TOKENS
 
@@ -22,13 +22,7 @@ def test_list_tenants_and_org_search_are_answered_stale_while_chroma_is_away(
 ) -> None:
     port = free_port()
     chroma = start_chroma(tmp_path / "chroma", port)
-    env = {
-        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-        "CSTP_AUTH_TOKENS": TOKENS,
-        "CSTP_DATA_DIR": str(tmp_path / "data"),
-        "CSTP_CHROMA_URL": f"http://127.0.0.1:{port}",
-        "CSTP_CHROMA_TIMEOUT_SECONDS": "2",
-    }
+    env = environment(tmp_path, f"http://127.0.0.1:{port}", TOKENS, CSTP_CHROMA_TIMEOUT_SECONDS="2")
     try:
         with service(env) as s:
             for token, tenant in ((ACME_TOKEN, "acme"), (GLOBEX_TOKEN, "globex")):

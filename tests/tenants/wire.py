@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,9 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.decisions.lifecycle_wire import Served, chroma_server, service
-from tests.decisions.wire import FAST_MODEL, call
+from tests.decisions import lifecycle_wire
+from tests.decisions.lifecycle_wire import Served
+from tests.decisions.wire import call
 
 ACME, ACME_TOKEN = "acme-agent", "acme-token-0123456789"
 GLOBEX, GLOBEX_TOKEN = "globex-agent", "globex-token-0123456789"
@@ -31,24 +31,9 @@ TOKENS = ",".join(
 )
 
 
-@contextmanager
-def served(folder: Path, store: str, **extra: str) -> Iterator[Served]:
+def served(folder: Path, store: str, **extra: str) -> AbstractContextManager[Served]:
     """`cstp serve` with the tenant tokens on a fresh embedded store or `chroma run`."""
-    env = {
-        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-        "CSTP_AUTH_TOKENS": TOKENS,
-        "CSTP_DATA_DIR": str(folder / "data"),
-        **extra,
-    }
-    if store == "chroma-server":
-        with (
-            chroma_server(folder) as chroma_url,
-            service({**env, "CSTP_CHROMA_URL": chroma_url}) as s,
-        ):
-            yield s
-    else:
-        with service(env) as s:
-            yield s
+    return lifecycle_wire.served(folder, store, TOKENS, **extra)
 
 
 def outcome(answer: dict[str, Any]) -> dict[str, Any]:
