@@ -59,18 +59,7 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         ranked: list[dict[str, Any]] = []
         for stack, hits in zip(chosen, found, strict=True):
             ranked += stamped({"decisions": hits.to_wire()}, stack.name)["decisions"]
-        if params.recency_half_life_days is not None:
-            half_life, now = params.recency_half_life_days, time.time()
-            ranked.sort(
-                key=lambda d: (
-                    *recency_key(d["date"], d["distance"], now, half_life),
-                    d["tenant"],
-                    d["id"],
-                )
-            )
-        else:
-            ranked = _ranked(ranked)
-        ranked = ranked[: params.limit]
+        ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
         if category is not None and known is not None and category not in known:
@@ -144,8 +133,22 @@ def _categories(indexes: list[SearchIndex]) -> list[str]:
     return sorted(found)
 
 
-def _ranked(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One list from several tenants' (module docstring)."""
+def _ranked(
+    decisions: list[dict[str, Any]], half_life_days: float | None = None
+) -> list[dict[str, Any]]:
+    """One list from several tenants' (module docstring): by recency score with
+    `half_life_days`, else by score when every hit has one, else by distance; ties by
+    tenant, then id."""
+    if half_life_days is not None:
+        now = time.time()
+        return sorted(
+            decisions,
+            key=lambda d: (
+                *recency_key(d["date"], d["distance"], now, half_life_days),
+                d["tenant"],
+                d["id"],
+            ),
+        )
     if decisions and all(d.get("score") is not None for d in decisions):
         return sorted(decisions, key=lambda d: (-d["score"], d["tenant"], d["id"]))
     return sorted(decisions, key=lambda d: (d["distance"], d["tenant"], d["id"]))
