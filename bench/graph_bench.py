@@ -9,13 +9,19 @@ the index), then for each filter (none, ~50%, ~20%, ~10%, ~0.1%) times, query by
 - exact: `SearchIndex.semantic(..., exact=True)` (the scan `exact: true` gets);
 - numpy: one float32 matmul + argpartition under the mask (the exact floor);
 - faiss HNSW alone (IndexHNSWFlat, M=32, no filter) and hnswlib alone (M=32, no filter),
-  at the same breadth, on the same vectors;
+  on the same vectors and queries, at EQUAL RECALL: each anchor's efSearch is the smallest
+  of `--anchor-breadths` whose mean recall@10 reaches the planner's (the row's), and its
+  p50 is the one at that efSearch (shown with it);
 and prints p50 (ms) and recall@10 against exact. Then the snapshot: write time, size, and
 load time (a2a.index.snapshot) beside a rebuild of the same index from the records, and
 RSS after each. `--sweep` prints recall and p50 per breadth and filter fraction (how
 GRAPH_BREADTH, GRAPH_CANDIDATES_PER_RESULT and GRAPH_MIN_FRACTION were chosen).
 
     python bench/graph_bench.py --size 100000 --queries 200 [--sweep]
+
+At 1M the builds are long (one thread: ~15 min per graph); `--snapshot DIR` keeps the
+planner's index (with its graph) and `--anchor-cache DIR` the two anchors, so a re-run
+loads them instead (`--cache FILE` keeps the embedded records).
 """
 
 from __future__ import annotations
@@ -43,7 +49,6 @@ from a2a.app.process import configure_process
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index import graph as graph_module
-from a2a.index import search_index as planner
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.query.params import QueryFilters
@@ -117,6 +122,13 @@ def main() -> None:
     parser.add_argument(
         "--no-anchors", action="store_true", help="leave out faiss and hnswlib alone (1M: ~15 min)"
     )
+    parser.add_argument(
+        "--anchor-breadths",
+        default="16,24,32,48,64,96,128,192,256,384,512,768,1024,1536,2048",
+        help="efSearch values tried (ascending) for each anchor to reach the planner's recall",
+    )
+    parser.add_argument("--snapshot", type=Path, help="load the index from / keep it in here")
+    parser.add_argument("--anchor-cache", type=Path, help="load the anchors from / keep them here")
     parser.add_argument("--start", type=Path, help=argparse.SUPPRESS)  # one start (child)
     parser.add_argument(
         "--sweep-snapshot", type=Path, help="sweep the index of this snapshot folder (no build)"
@@ -145,31 +157,34 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
-    started = time.perf_counter()
-    if args.cache is not None and args.cache.exists():
-        with args.cache.open("rb") as handle:
-            records = pickle.load(handle)[: args.size]
-    else:
-        records = build_records(args.size)
-        if args.cache is not None:
-            with args.cache.open("wb") as handle:
-                pickle.dump(records, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    print(f"generated and embedded {args.size:,} records in {time.perf_counter() - started:.0f} s")
-    if args.starts_only and args.chroma is not None:
-        start_lines(args.chroma, records)
-        return
+    global ANCHOR_BREADTHS
+    ANCHOR_BREADTHS = [int(b) for b in args.anchor_breadths.split(",")]
     embedder = load_embedder(FAST)
     queries = [
         np.asarray(embedder.embed_query(q), np.float32)
         for q in generate_queries(args.queries, seed=11)
     ]
-    before = rss_mib()
-    build_ms, index = timed(lambda: _index_of(records))
-    rss_built = rss_mib() - before
-    print(
-        f"index built from records (graph included) in {build_ms / 1000:.1f} s, "
-        f"+{rss_built:.0f} MiB"
-    )
+    loaded = None
+    if args.snapshot is not None and (args.snapshot / "CURRENT").exists():
+        load_ms, loaded = timed(lambda: load_index(args.snapshot, model=FAST, dimension=256))
+    if loaded is not None and len(loaded[0]) == args.size and loaded[0].graph is not None:
+        index, records = loaded[0], None
+        print(f"index (graph included) loaded from {args.snapshot} in {load_ms / 1000:.1f} s")
+    else:
+        records = load_records(args.size, args.cache, args.starts_only and args.chroma is not None)
+        if args.starts_only and args.chroma is not None:
+            start_lines(args.chroma, records)
+            return
+        before = rss_mib()
+        build_ms, index = timed(lambda: _index_of(records))
+        rss_built = rss_mib() - before
+        print(
+            f"index built from records (graph included) in {build_ms / 1000:.1f} s, "
+            f"+{rss_built:.0f} MiB"
+        )
+        if args.snapshot is not None:
+            stamp = SnapshotStamp(revision="bench", watermark_ms=0, model=FAST, dimension=256)
+            write_snapshot(index, stamp, args.snapshot)
     vectors = np.asarray(index._vectors.matrix, np.float32)
 
     if args.sweep or args.sweep_only:
@@ -181,14 +196,29 @@ def main() -> None:
     flat: Any = None
     hnsw: Any = None
     if not args.no_anchors:
-        flat, hnsw = build_anchors(vectors)
+        flat, hnsw = build_anchors(vectors, args.anchor_cache)
 
     print_table(index, queries, vectors, flat, hnsw)
 
-    snapshot_lines(index, records)
+    snapshot_lines(index)
     if args.chroma is not None:
         del index, flat, hnsw, vectors
-        start_lines(args.chroma, records)
+        start_lines(args.chroma, records or load_records(args.size, args.cache, True))
+
+
+def load_records(size: int, cache: Path | None, quiet: bool = False) -> list[IndexedRecord]:
+    """`size` embedded records, from `cache` when it holds them (else made and kept there)."""
+    started = time.perf_counter()
+    if cache is not None and cache.exists():
+        with cache.open("rb") as handle:
+            records: list[IndexedRecord] = pickle.load(handle)[:size]
+    else:
+        records = build_records(size)
+        if cache is not None:
+            with cache.open("wb") as handle:
+                pickle.dump(records, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    print(f"generated and embedded {size:,} records in {time.perf_counter() - started:.0f} s")
+    return records
 
 
 def start_lines(folder: Path, records: list[IndexedRecord]) -> None:
@@ -239,13 +269,18 @@ async def one_start(folder: Path) -> None:
     )
 
 
+ANCHOR_BREADTHS = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048]
+
+
 def print_table(
     index: SearchIndex, queries: list[np.ndarray], vectors: np.ndarray, flat: Any, hnsw: Any
 ) -> None:
-    """The table: one row per filter, the planner beside exact, numpy and the anchors."""
+    """The table: one row per filter, the planner beside exact, numpy and the anchors (at
+    the planner's recall on the row with no filter: the anchors filter nothing)."""
     print(
         "\n| filter | passing | path | planner p50 | recall@10 | hybrid-depth-50 p50 | exact p50 "
-        "| numpy p50 | faiss alone p50 / recall | hnswlib alone p50 / recall |"
+        "| numpy p50 | faiss alone p50 / recall / efSearch "
+        "| hnswlib alone p50 / recall / efSearch |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, wire in FILTERS.items():
@@ -254,46 +289,104 @@ def print_table(
             mask, passing = index.selection(filters)
             count = int(np.count_nonzero(mask))
             path = "graph" if index.plan(mask, passing) is not None else "exact"
-            anchors = (flat, hnsw) if wire is None and flat is not None else None
-            times, recalls = measure_cell(index, queries, mask, passing, vectors, anchors)
+            times, recalls, truths = measure_cell(index, queries, mask, passing, vectors)
+        target = float(np.mean(recalls["p"]))
+        cells = ["-", "-"]
+        if wire is None and flat is not None:
+            cells = [
+                anchor_at_recall(name, set_ef, search, queries, truths, vectors, target)
+                for name, set_ef, search in anchor_searches(flat, hnsw)
+            ]
 
         def p50(key: str, times: dict[str, list[float]] = times) -> str:
             return f"{percentile(times[key], 50):.2f}" if times[key] else "-"
 
-        def anchor(
-            key: str,
-            times: dict[str, list[float]] = times,
-            recalls: dict[str, list[float]] = recalls,
-        ) -> str:
-            if not times[key]:
-                return "-"
-            return f"{percentile(times[key], 50):.2f} / {np.mean(recalls[key]):.3f}"
-
         print(
             f"| {name} | {count / len(index):.1%} | {path} | {p50('p')} | "
-            f"{np.mean(recalls['p']):.3f} | {p50('h')} | {p50('e')} | {p50('n')} | "
-            f"{anchor('f')} | {anchor('l')} |"
+            f"{target:.3f} | {p50('h')} | {p50('e')} | {p50('n')} | {cells[0]} | {cells[1]} |"
         )
 
 
-def build_anchors(vectors: np.ndarray) -> tuple[Any, Any]:
-    """The graph libraries alone on the same vectors, searched at the same breadth."""
-    flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-    flat.hnsw.efConstruction = graph_module.BUILD_BREADTH
-    faiss_build, _ = timed(lambda: flat.add(vectors))
+def anchor_searches(flat: Any, hnsw: Any) -> list[tuple[str, Any, Any]]:
+    """(name, set its efSearch, top-K rows of a query) of each anchor."""
+
+    def faiss_ef(ef: int) -> None:
+        flat.hnsw.efSearch = ef
+
+    def faiss_top(q: np.ndarray) -> np.ndarray:
+        return np.asarray(flat.search(q.reshape(1, -1), K)[1][0])
+
+    def hnswlib_top(q: np.ndarray) -> np.ndarray:
+        return np.asarray(hnsw.knn_query(q, k=K)[0][0])
+
+    return [("faiss", faiss_ef, faiss_top), ("hnswlib", hnsw.set_ef, hnswlib_top)]
+
+
+def anchor_at_recall(
+    name: str,
+    set_ef: Callable[[int], None],
+    search: Callable[[np.ndarray], np.ndarray],
+    queries: list[np.ndarray],
+    truths: list[list[float]],
+    vectors: np.ndarray,
+    target: float,
+) -> str:
+    """`p50 / recall / efSearch` of the anchor at the smallest efSearch of ANCHOR_BREADTHS
+    whose mean recall@10 reaches `target` (the planner's; rounded to 3 places as shown), or
+    at the largest tried when none does (marked `<`). The sweep is printed as it goes."""
+    tried = []
+    for ef in ANCHOR_BREADTHS:
+        if ef < K:
+            continue
+        set_ef(ef)
+        times, got = [], []
+        for q, truth in zip(queries, truths, strict=True):
+            t, labels = timed(lambda q=q: search(q))
+            times.append(t)
+            got.append(recall(distances_of(vectors, labels.tolist(), q), truth))
+        mean, p50 = float(np.mean(got)), percentile(times, 50)
+        tried.append(f"{ef}: {mean:.3f} @ {p50:.2f} ms")
+        if round(mean, 3) >= round(target, 3):
+            print(f"{name} sweep (efSearch: recall @ p50): " + ", ".join(tried))
+            return f"{p50:.2f} / {mean:.3f} / {ef}"
+    print(f"{name} sweep (efSearch: recall @ p50): " + ", ".join(tried))
+    return f"{p50:.2f} / {mean:.3f} / <{ef}"
+
+
+def build_anchors(vectors: np.ndarray, cache: Path | None = None) -> tuple[Any, Any]:
+    """The graph libraries alone on the same vectors (M=32, the service's efConstruction,
+    one thread); loaded from / kept in `cache` when given."""
     import hnswlib
 
+    faiss_file = None if cache is None else cache / f"faiss-{len(vectors)}.index"
+    hnswlib_file = None if cache is None else cache / f"hnswlib-{len(vectors)}.bin"
     hnsw = hnswlib.Index(space="ip", dim=vectors.shape[1])
-    hnsw.init_index(max_elements=len(vectors), M=32, ef_construction=graph_module.BUILD_BREADTH)
+    if faiss_file is not None and faiss_file.exists():
+        flat = faiss.read_index(str(faiss_file))
+        faiss_build = float("nan")
+    else:
+        flat = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+        flat.hnsw.efConstruction = graph_module.BUILD_BREADTH
+        faiss_build, _ = timed(lambda: flat.add(vectors))
+        if faiss_file is not None:
+            faiss_file.parent.mkdir(parents=True, exist_ok=True)
+            faiss.write_index(flat, str(faiss_file))
+    if hnswlib_file is not None and hnswlib_file.exists():
+        hnsw.load_index(str(hnswlib_file), max_elements=len(vectors))
+        hnswlib_build = float("nan")
+    else:
+        hnsw.init_index(max_elements=len(vectors), M=32, ef_construction=graph_module.BUILD_BREADTH)
+        hnsw.set_num_threads(1)
+        hnswlib_build, _ = timed(lambda: hnsw.add_items(vectors, np.arange(len(vectors))))
+        if hnswlib_file is not None:
+            hnswlib_file.parent.mkdir(parents=True, exist_ok=True)
+            hnsw.save_index(str(hnswlib_file))
     hnsw.set_num_threads(1)
-    hnswlib_build, _ = timed(lambda: hnsw.add_items(vectors, np.arange(len(vectors))))
     print(
         f"anchors built: faiss HNSWFlat {faiss_build / 1000:.1f} s, "
         f"hnswlib {hnswlib_build / 1000:.1f} s "
-        f"(M=32, efConstruction={graph_module.BUILD_BREADTH}, one thread)"
+        f"(M=32, efConstruction={graph_module.BUILD_BREADTH}, one thread; nan: from the cache)"
     )
-    flat.hnsw.efSearch = planner.GRAPH_BREADTH
-    hnsw.set_ef(planner.GRAPH_BREADTH)
     return flat, hnsw
 
 
@@ -303,16 +396,17 @@ def measure_cell(
     mask: np.ndarray,
     passing: np.ndarray | None,
     vectors: np.ndarray,
-    anchors: tuple[Any, Any] | None,
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Per query: ms of planner (p), hybrid's depth-50 semantic half (h), exact (e),
-    numpy (n), faiss alone (f), hnswlib alone (l); recall@10 of p, f and l."""
-    times: dict[str, list[float]] = {k: [] for k in ("p", "h", "e", "n", "f", "l")}
-    recalls: dict[str, list[float]] = {k: [] for k in ("p", "f", "l")}
+) -> tuple[dict[str, list[float]], dict[str, list[float]], list[list[float]]]:
+    """Per query: ms of planner (p), hybrid's depth-50 semantic half (h), exact (e) and
+    numpy (n); recall@10 of p; and the exact top-K distances of each query."""
+    times: dict[str, list[float]] = {k: [] for k in ("p", "h", "e", "n")}
+    recalls: dict[str, list[float]] = {"p": []}
+    truths: list[list[float]] = []
     for q in queries:
         t, exact = timed(lambda q=q: index.semantic(q, mask, K, passing, exact=True))
         times["e"].append(t)
         truth = [m.distance for m in exact]
+        truths.append(truth)
         t, got = timed(lambda q=q: index.semantic(q, mask, K, passing))
         times["p"].append(t)
         recalls["p"].append(recall([m.distance for m in got], truth))
@@ -320,15 +414,7 @@ def measure_cell(
         times["h"].append(t)
         t, _ = timed(lambda q=q: _numpy_top(vectors, q, mask))
         times["n"].append(t)
-        if anchors is not None:
-            flat, hnsw = anchors
-            t, (_, labels) = timed(lambda q=q, flat=flat: flat.search(q.reshape(1, -1), K))
-            times["f"].append(t)
-            recalls["f"].append(recall(distances_of(vectors, labels[0], q), truth))
-            t, (labels, _) = timed(lambda q=q, hnsw=hnsw: hnsw.knn_query(q, k=K))
-            times["l"].append(t)
-            recalls["l"].append(recall(distances_of(vectors, labels[0], q), truth))
-    return times, recalls
+    return times, recalls, truths
 
 
 def _index_of(records: list[IndexedRecord]) -> SearchIndex:
@@ -376,7 +462,7 @@ def sweep(
                 )
 
 
-def snapshot_lines(index: SearchIndex, records: list[IndexedRecord]) -> None:
+def snapshot_lines(index: SearchIndex) -> None:
     stamp = SnapshotStamp(revision="bench", watermark_ms=0, model=FAST, dimension=256)
     with tempfile.TemporaryDirectory() as folder:
         write_ms, written = timed(lambda: write_snapshot(index, stamp, Path(folder)))
