@@ -166,14 +166,15 @@ def main() -> None:
         for q in generate_queries(args.queries, seed=11)
     ]
     loaded = None
-    if args.snapshot is not None and (args.snapshot / "CURRENT").exists():
+    starts_only = args.starts_only and args.chroma is not None
+    if args.snapshot is not None and (args.snapshot / "CURRENT").exists() and not starts_only:
         load_ms, loaded = timed(lambda: load_index(args.snapshot, model=FAST, dimension=256))
     if loaded is not None and len(loaded[0]) == args.size and loaded[0].graph is not None:
         index, records = loaded[0], None
         print(f"index (graph included) loaded from {args.snapshot} in {load_ms / 1000:.1f} s")
     else:
-        records = load_records(args.size, args.cache, args.starts_only and args.chroma is not None)
-        if args.starts_only and args.chroma is not None:
+        records = load_records(args.size, args.cache)
+        if starts_only:
             start_lines(args.chroma, records)
             return
         before = rss_mib()
@@ -204,10 +205,10 @@ def main() -> None:
     snapshot_lines(index)
     if args.chroma is not None:
         del index, flat, hnsw, vectors
-        start_lines(args.chroma, records or load_records(args.size, args.cache, True))
+        start_lines(args.chroma, records or load_records(args.size, args.cache))
 
 
-def load_records(size: int, cache: Path | None, quiet: bool = False) -> list[IndexedRecord]:
+def load_records(size: int, cache: Path | None) -> list[IndexedRecord]:
     """`size` embedded records, from `cache` when it holds them (else made and kept there)."""
     started = time.perf_counter()
     if cache is not None and cache.exists():
