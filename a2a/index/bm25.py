@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from a2a.index.stored_fields import load_array, padded
 from a2a.index.topk import REACH
+from a2a.index.typos import nearest
 
 BoolArray = npt.NDArray[np.bool_]
 _Weighted = tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.float64]]
@@ -260,6 +261,17 @@ class BM25Index:
             keep = scores >= max(kth - REACH, _TINY)
             rows, scores = rows[keep], scores[keep]
         return rows, scores
+
+    def corrected(self, terms: Sequence[str]) -> tuple[str, ...]:
+        """`terms` with each term this index never saw replaced by its nearest indexed
+        term (a2a.index.typos.nearest: one or two edits, same first letter), or kept when
+        none is near. Terms it holds are kept as they are."""
+        if all(term in self._terms for term in terms):
+            return tuple(terms)
+        frequencies = {term: postings.size for term, postings in self._terms.items()}
+        return tuple(
+            term if term in self._terms else (nearest(term, frequencies) or term) for term in terms
+        )
 
     def work(self, terms: Sequence[str], generation: int) -> int | None:
         """An upper bound on the work of `best(terms, ..., generation)`, in multiply-adds
