@@ -77,3 +77,11 @@ def test_a_typo_query_finds_its_record_by_keyword() -> None:
         ]:
             found = index.keyword(query, index.mask(None), 3)
             assert found[0].id == wanted, query
+
+
+def test_corrections_follow_the_vocabulary_when_records_are_added() -> None:
+    index = BM25Index()
+    index.add([analyze("kubernetes cluster")])
+    assert index.corrected(("clustar",)) == ("cluster",)
+    index.add([analyze("clustal alignment")])  # as near and as frequent, and first
+    assert index.corrected(("clustal", "clustar")) == ("clustal", "clustal")
