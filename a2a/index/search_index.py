@@ -43,19 +43,24 @@ MIN_COMPACT = 1024
 #: (a2a.index.graph) only when the index holds at least GRAPH_MIN_ROWS records and at least
 #: GRAPH_MIN_FRACTION of them pass the filter; elsewhere it scans exactly. Below these an
 #: exact scan is as fast, and a filter passing few rows cuts the graph into pieces a walk
-#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md).
-GRAPH_MIN_ROWS = 50_000
+#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md):
+#: at 5,000 rows a walk already costs ~0.6x a scan, and org-level search (a2a.app.org) asks
+#: many such tenants at once, each scan reading all of its vectors.
+GRAPH_MIN_ROWS = 5_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
 #: scored again exactly. The breadth of the walk (efSearch) grows with the rows and with the
-#: share a filter leaves out: GRAPH_BREADTH up to 100,000 rows, times (1 + GRAPH_BREADTH_GROWTH
-#: x log10(rows / 100,000)) past it, divided by sqrt(share of rows passing), at most
-#: GRAPH_MAX_BREADTH. The smallest that kept recall@10 >= 0.99 against exact search in every
-#: cell of bench/graph_bench.py's sweeps at 100k and 1M (docs/scaling.md): 384 at 100k and
-#: 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with 50% / 30% / 20% passing.
+#: share a filter leaves out: GRAPH_BREADTH at 100,000 rows, times (rows / 100,000) **
+#: GRAPH_BREADTH_SHRINK below it, times (1 + GRAPH_BREADTH_GROWTH x log10(rows / 100,000))
+#: past it, divided by sqrt(share of rows passing), at most GRAPH_MAX_BREADTH. The smallest
+#: that kept recall@10 >= 0.99 against exact search in every cell of bench/graph_bench.py's
+#: sweeps at 5k, 10k, 20k, 50k, 100k and 1M (docs/scaling.md): 156 / 192 / 312 / 384 at
+#: 5k / 10k / 50k / 100k and 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with
+#: 50% / 30% / 20% passing.
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
 GRAPH_BREADTH = 384
+GRAPH_BREADTH_SHRINK = 0.3
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
 #: StoredDecision fields kept as string and list columns (coded and numeric ones: the
@@ -557,7 +562,11 @@ class SearchIndex:
         """The graph walk's efSearch when `passing` rows pass (see GRAPH_BREADTH)."""
         rows = max(1, self.columns.alive_count)
         share = max(passing / rows, 1e-9)
-        growth = 1 + GRAPH_BREADTH_GROWTH * max(0.0, math.log10(rows / 100_000))
+        scale = rows / 100_000
+        if scale < 1:
+            growth = scale**GRAPH_BREADTH_SHRINK
+        else:
+            growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
         return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
 
     def _exact_in_memory(self) -> bool:

@@ -93,6 +93,9 @@ class LiveIndex:
         self._model, self._dimension = model, dimension
         self._snapshot_min_records = snapshot_min_records
         self._snapshot_revision: str | None = None
+        #: Whether the current snapshot holds a graph (one built since is worth a new one:
+        #: each load would build it again).
+        self._snapshot_graph = False
         self._saver: asyncio.Task[None] | None = None
         self._timeout = timeout_seconds
         self._margin_ms = margin_ms
@@ -344,7 +347,11 @@ class LiveIndex:
         return (
             self._snapshots is not None
             and self.index.alive_count >= self._snapshot_min_records
-            and (self._snapshot_revision is None or self._snapshot_revision != self._revision)
+            and (
+                self._snapshot_revision is None
+                or self._snapshot_revision != self._revision
+                or (self.index.graph is not None and not self._snapshot_graph)
+            )
         )
 
     def save_snapshot(self) -> Path | None:
@@ -358,12 +365,13 @@ class LiveIndex:
             self._revision, self._watermark_ms, self._model, self.index.dimension or 0
         )
         started = time.perf_counter()
+        graph = self.index.graph is not None
         try:
             folder = write_snapshot(self.index, stamp, self._snapshots)
         except OSError as exc:
             log.warning("search index snapshot not written to %s: %s", self._snapshots, exc)
             return None
-        self._snapshot_revision = stamp.revision
+        self._snapshot_revision, self._snapshot_graph = stamp.revision, graph
         log.info(
             "search index snapshot written: %d records in %.1f s to %s",
             self.index.alive_count,
@@ -429,7 +437,7 @@ class LiveIndex:
         mapped = time.perf_counter() - started
         self.index = index
         self._revision, self._watermark_ms = stamp.revision, stamp.watermark_ms
-        self._snapshot_revision = stamp.revision
+        self._snapshot_revision, self._snapshot_graph = stamp.revision, index.graph is not None
         before = index.alive_count
         # The same path as every query's freshness check: records changed since the stamp's
         # watermark, then the ids diff (deletions, records without updated_at).

@@ -303,9 +303,31 @@ class ChromaDecisionStore:
         return [i for page in self.pages(metadata=False, page_size=4 * PAGE_SIZE) for i in page.ids]
 
     def collection_names(self) -> list[str]:
-        """The names of every collection in this Chroma (embedded folder or server), sorted."""
+        """The names of every collection in this Chroma (embedded folder or server), sorted.
+
+        Server: listed by Chroma at each call (other processes create collections).
+        Embedded: this process is the folder's only writer, so after the first listing the
+        names are kept in memory (`revisions`, shared by this process's store objects on
+        the folder) with the collections their writes create: no Chroma call (listing 50
+        collections cost ~2 ms, each org-level call's).
+        """
+        folder = None if self._key is None else self._key[0]
+        if folder is not None:
+            known = self.revisions.names(folder)
+            if known is not None:
+                return known
         client = self._guarded(self._get_client)
-        return sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+        names = sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+        if folder is not None:
+            self.revisions.listed(folder, names)
+            return self.revisions.names(folder) or names
+        return names
+
+    @property
+    def collection_names_in_memory(self) -> bool:
+        """True when `collection_names()` makes no Chroma call (embedded, after its first
+        listing): callers may then call it on an event loop."""
+        return self._key is not None and self.revisions.names(self._key[0]) is not None
 
     def max_batch_size(self) -> int:
         """The most records Chroma takes in one write (its own limit, from the client)."""
@@ -515,6 +537,8 @@ class ChromaDecisionStore:
                 metadata={MODEL_KEY: self.embedding_model},
                 embedding_function=None,
             )
+            if self._key is not None:
+                self.revisions.created(self._key)
         else:
             try:
                 collection = client.get_collection(self.collection_name, embedding_function=None)
