@@ -564,7 +564,7 @@ class SearchIndex:
         share = max(passing / rows, 1e-9)
         scale = rows / 100_000
         if scale < 1:
-            growth = scale**GRAPH_BREADTH_SHRINK
+            growth = math.pow(scale, GRAPH_BREADTH_SHRINK)
         else:
             growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
         return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))

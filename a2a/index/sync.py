@@ -444,12 +444,13 @@ class LiveIndex:
         self.refresh(force=True)
         log.info(
             "search index loaded from snapshot %s: %d records (%+d caught up) in %.1f s "
-            "(%.1f s mapping and checking it)",
+            "(%.1f s mapping and checking it)%s",
             root,
             index.alive_count,
             index.alive_count - before,
             time.perf_counter() - started,
             mapped,
+            ", with its graph" if index.graph is not None else "",
         )
         return True
 
