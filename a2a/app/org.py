@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import dataclasses
 import functools
 import os
@@ -53,9 +52,7 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         if not chosen:
             return _empty_query(params, agent_id, started)
         vector = await chosen[0].services.query.embed(params.query)
-        async with contextlib.AsyncExitStack() as held:
-            for stack in chosen:
-                await held.enter_async_context(tenants.using(stack))
+        async with tenants.using_all(chosen):
             indexes = await asyncio.gather(*(s.services.query.index() for s in chosen))
             # The tenants' searches in ORG_CALLS worker calls run side by side (a graph walk
             # and a scan release the GIL), each answering its share of the tenants in turn.
@@ -68,13 +65,9 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
                     for share in shares
                 )
             )
-            found = [parts[n % len(shares)][n // len(shares)] for n in range(len(pairs))]
+            ranked = [decision for part in parts for decision in part]
             category = params.filters.category if params.filters is not None else None
-            empty = not any(hits.shown for hits in found)
-            known = _categories(indexes) if category is not None and empty else None
-        ranked: list[dict[str, Any]] = []
-        for stack, hits in zip(chosen, found, strict=True):
-            ranked += stamped({"decisions": hits.to_wire()}, stack.name)["decisions"]
+            known = _categories(indexes) if category is not None and not ranked else None
         ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
@@ -138,8 +131,9 @@ def _answers(
     share: list[tuple[TenantStack, SearchIndex]],
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
-) -> list[Hits]:
-    """The hits of `params` in each tenant of `share` (blocking: a worker's), in turn.
+) -> list[dict[str, Any]]:
+    """The hits of `params` in each tenant of `share` (blocking: a worker's), in turn, as
+    wire decisions naming their tenant.
 
     What a hit shows is read only for the hits that can still make the first
     `params.limit` of the share, ranked as `_ranked` ranks them (the hits before them in the
@@ -147,10 +141,13 @@ def _answers(
     of the reads for ten tenants. With recencyHalfLifeDays (ranked by what hits show)
     every tenant's hits are read whole.
     """
+    found: list[dict[str, Any]] = []
     if params.recency_half_life_days is not None:
-        return [stack.services.query.hits(index, params, vector) for stack, index in share]
+        for stack, index in share:
+            hits = stack.services.query.hits(index, params, vector)
+            found += _stamped(hits, stack.name)
+        return found
     best: list[tuple[Any, ...]] = []  # the keys of the first `limit` so far, ascending
-    found: list[Hits] = []
     for stack, index in share:
         with index.reading():
             ranking = stack.services.query.ranking(index, params, vector)
@@ -167,8 +164,15 @@ def _answers(
                     bisect.insort(best, key)
                     del best[params.limit :]
                     kept.append(n)
-            found.append(ranking.only(kept).hits(index, params))
+            hits = ranking.only(kept).hits(index, params)
+        found += _stamped(hits, stack.name)
     return found
+
+
+def _stamped(hits: Hits, tenant: str) -> list[dict[str, Any]]:
+    """`hits` as wire decisions, each naming `tenant`."""
+    decisions: list[dict[str, Any]] = stamped({"decisions": hits.to_wire()}, tenant)["decisions"]
+    return decisions
 
 
 async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:

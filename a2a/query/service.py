@@ -166,6 +166,8 @@ class QueryService:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
         if self._batcher is not None:
             return await self._batcher.embed(query)
+        if self._static:  # a static model's lookup and mean: here, as `answer` embeds it
+            return self._vector(query)
         return await self._workers.run(lambda: self._vector(query))
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:

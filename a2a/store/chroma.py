@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
+#: Embedded: the marker while a write's data goes in (see `_mark_pending`).
+PENDING_PREFIX = "pending-"
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -379,7 +381,8 @@ class ChromaDecisionStore:
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
-        change (a2a.index.sync), then changes the collection's revision marker. Writes in
+        change (a2a.index.sync), then changes the collection's revision marker (embedded:
+        before the data too, `_mark_pending`). Writes in
         chunks of Chroma's max batch size. Returns what was stored of each, in order.
 
         The embedded text is not written as Chroma's document: embedded Chroma keeps a
@@ -404,6 +407,7 @@ class ChromaDecisionStore:
         vectors = np.asarray(embeddings, dtype=np.float32)
         batch = self._batch_size()
         try:
+            self._mark_pending(collection)
             for start in range(0, len(records), batch):
                 end = start + batch
                 self._guarded(
@@ -426,6 +430,7 @@ class ChromaDecisionStore:
             return
         self._pin()
         try:
+            self._mark_pending(collection)
             for start in range(0, len(ids), PAGE_SIZE):
                 self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
         except BaseException:
@@ -445,6 +450,21 @@ class ChromaDecisionStore:
         change the marker anyway so that search indexes look (best effort on Chroma)."""
         with contextlib.suppress(Exception):
             self._bump_revision(collection)
+
+    def _mark_pending(self, collection: Any) -> None:
+        """Embedded: before a write's data, Chroma's marker becomes a value no snapshot is
+        stamped with (this process's own marker, which stamps snapshots, changes only
+        after the data): a writer killed between its data and `_bump_revision` leaves a
+        marker that no snapshot matches, so the next load catches up (a2a.index.sync
+        trusts a snapshot whose stamp is the marker, and reads nothing from Chroma)."""
+        if self._key is not None:
+            self._guarded(
+                collection.modify,
+                metadata={
+                    MODEL_KEY: self.embedding_model,
+                    REVISION_KEY: f"{PENDING_PREFIX}{uuid.uuid4().hex}",
+                },
+            )
 
     def _bump_revision(self, collection: Any) -> None:
         revision = uuid.uuid4().hex
