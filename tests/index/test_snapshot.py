@@ -84,6 +84,7 @@ async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_dow
     second = await _started(_live(store, snapshots))
     assert "loaded from snapshot" in caplog.text
     assert "loading from Chroma" not in caplog.text and "refused" not in caplog.text
+    assert "nothing read" not in caplog.text  # the marker changed: caught up
     expected = {r.id: r.title for r in _records(0, 305) if r.id != "d0009"}
     expected["d0007"] = "Changed 7"
     assert _state(second) == expected
@@ -95,6 +96,28 @@ async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_dow
         assert [(m.id, m.distance) for m in got] == [
             (m.id, m.distance) for m in fresh.semantic(query, fresh.mask(None), 10)
         ]
+
+
+async def test_an_embedded_start_whose_marker_is_the_stamp_reads_nothing_from_chroma(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Embedded Chroma keeps every collection it reads in memory: a reload of an unchanged
+    # tenant must not read it (its marker, changed around every write, is the stamp's).
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    second = await _started(_live(reopened, snapshots))
+    assert "Chroma's marker is its stamp: nothing read" in caplog.text
+    assert _state(second) == {r.id: r.title for r in _records(0, 300)}
+    # A write after it changes the marker: the next start catches up.
+    reopened.upsert(_records(300, 2), unit_vectors(2, DIM, seed=4))
+    caplog.clear()
+    third = await _started(_live(reopened, snapshots))
+    assert "loaded from snapshot" in caplog.text and "nothing read" not in caplog.text
+    assert len(_state(third)) == 302
 
 
 async def test_a_corrupt_snapshot_is_refused_and_rebuilt_from_chroma(
