@@ -559,15 +559,8 @@ class SearchIndex:
         return count
 
     def _breadth(self, passing: int) -> int:
-        """The graph walk's efSearch when `passing` rows pass (see GRAPH_BREADTH)."""
-        rows = max(1, self.columns.alive_count)
-        share = max(passing / rows, 1e-9)
-        scale = rows / 100_000
-        if scale < 1:
-            growth = math.pow(scale, GRAPH_BREADTH_SHRINK)
-        else:
-            growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
-        return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
+        """The graph walk's efSearch when `passing` rows pass (walk_breadth)."""
+        return walk_breadth(self.columns.alive_count, passing)
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
@@ -705,6 +698,21 @@ class SearchIndex:
             return np.zeros(len(mask), dtype=bool)
         equal: BoolArray = (self.columns.codes(column) == code) & mask
         return equal
+
+
+def walk_breadth(rows: int, passing: int) -> int:
+    """The graph walk's efSearch (HNSW's breadth) in an index of `rows` current records when
+    `passing` of them pass the filter: GRAPH_BREADTH at 100,000 rows, times (rows /
+    100,000) ** GRAPH_BREADTH_SHRINK below it and (1 + GRAPH_BREADTH_GROWTH x log10(rows /
+    100,000)) past it, divided by sqrt(passing / rows), at most GRAPH_MAX_BREADTH."""
+    rows = max(1, rows)
+    share = max(passing / rows, 1e-9)
+    scale = rows / 100_000
+    if scale < 1:
+        growth = math.pow(scale, GRAPH_BREADTH_SHRINK)
+    else:
+        growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
+    return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
 
 
 def _near_best(

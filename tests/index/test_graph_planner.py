@@ -7,7 +7,7 @@ import numpy.typing as npt
 import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.index.search_index import MIN_COMPACT
+from a2a.index.search_index import GRAPH_MIN_ROWS, MIN_COMPACT, walk_breadth
 from a2a.query.params import QueryFilters
 from a2a.store.stored import StoredDecision
 
@@ -169,3 +169,35 @@ def test_a_deferred_graph_is_built_later_with_the_rows_written_meanwhile() -> No
         for query in queries:
             exact = {m.id for m in index.semantic(query, mask, 10, exact=True)}
             assert len(exact & {m.id for m in index.semantic(query, mask, 10)}) >= 9
+
+
+def test_a_store_gets_its_graph_at_graph_min_rows_records() -> None:
+    # 5,000: org-level search asks many tenants of this size at once (docs/scaling.md).
+    assert GRAPH_MIN_ROWS == 5000
+    index = SearchIndex()
+    index.upsert(_records(GRAPH_MIN_ROWS - 1))
+    assert index.graph is None
+    index.upsert(_records(1, seed=2, prefix="s"))
+    assert index.graph is not None and len(index.graph) == GRAPH_MIN_ROWS
+    with index.reading():
+        assert index.plan(index.mask(None)) == GRAPH_MIN_ROWS
+
+
+@pytest.mark.parametrize(
+    ("rows", "passing", "breadth"),
+    [
+        (5_000, 5_000, 156),
+        (10_000, 10_000, 192),
+        (10_000, 2_000, 430),  # 20% pass: / sqrt(0.2)
+        (50_000, 50_000, 312),
+        (100_000, 100_000, 384),  # the 100k and 1M rule as it was
+        (100_000, 20_000, 859),
+        (1_000_000, 1_000_000, 1025),
+        (1_000_000, 200_000, 2048),
+    ],
+)
+def test_the_walk_narrows_below_100k_rows_and_widens_past_it(
+    rows: int, passing: int, breadth: int
+) -> None:
+    # Each the smallest that kept recall@10 >= 0.99 in bench/graph_bench.py's sweeps.
+    assert walk_breadth(rows, passing) == breadth

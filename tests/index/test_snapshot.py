@@ -98,6 +98,24 @@ async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_dow
         ]
 
 
+async def test_a_snapshot_without_a_graph_is_written_again_once_its_index_has_one(
+    store: ChromaDecisionStore, tmp_path: Path
+) -> None:
+    # A store snapshotted while below GRAPH_MIN_ROWS (or before it was lowered) would
+    # otherwise build its graph again at every load (each reload of an evicted tenant).
+    snapshots = tmp_path / "snapshots"
+    plain = LiveIndex(store, snapshots=snapshots, model=MODEL, dimension=DIM, graph_min_rows=None)
+    await _started(plain)
+    first = (snapshots / CURRENT).read_text().strip()
+    assert not (snapshots / first / "graph.faiss").exists()
+    graphed = await _started(_live(store, snapshots))
+    assert graphed.graph is not None
+    second = (snapshots / CURRENT).read_text().strip()
+    assert second != first and (snapshots / second / "graph.faiss").exists()
+    loaded = await _started(_live(store, snapshots))  # maps the graph: nothing to write
+    assert loaded.graph is not None and (snapshots / CURRENT).read_text().strip() == second
+
+
 async def test_an_embedded_start_whose_marker_is_the_stamp_reads_nothing_from_chroma(
     store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
