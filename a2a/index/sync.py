@@ -447,8 +447,8 @@ class LiveIndex:
             # marker before its data and after it (ChromaDecisionStore.upsert), so a marker
             # equal to the stamp's means Chroma holds what the snapshot does. Chroma is not
             # read: embedded Chroma keeps each collection it reads in memory for good (its
-            # HNSW, ~1.4 KiB a record at 256 dimensions), which would count every tenant
-            # ever reloaded against the replica's RSS (docs/scaling.md, Tenants).
+            # HNSW: 14-20 MiB per 10k records at 256 dimensions), which would count every
+            # tenant ever reloaded against the replica's RSS (docs/scaling.md, Tenants).
             self._checked(ok=True)
         else:
             # The same path as every query's freshness check: records changed since the
