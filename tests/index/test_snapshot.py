@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chromadb.api.client import SharedSystemClient
 
 from a2a.index import SearchIndex
 from a2a.index.snapshot import (
@@ -256,3 +257,60 @@ async def test_a_folder_that_cannot_be_written_is_logged_and_the_index_serves(
     index = await _started(_live(store, blocker / "snapshots"))
     assert "snapshot not written to" in caplog.text
     assert len(_state(index)) == 300
+
+
+#: A write of three chunks (Chroma's max batch size each) into the store at argv[1], which
+#: says "writing" just before it; the test kills it with SIGKILL part-way.
+KILLED_WRITER = """
+import sys
+from pathlib import Path
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+from tests.index.helpers import unit_vectors
+
+store = ChromaDecisionStore(data_dir=Path(sys.argv[1]), collection="snap", embedding_model="test-model")
+count = 2 * store.max_batch_size() + 50
+records = [DecisionRecord(id=f"w{i:05d}", title=f"Written {i}", category="architecture")
+           for i in range(count)]
+vectors = unit_vectors(count, 8, seed=5)
+print("writing", flush=True)
+store.upsert(records, vectors)
+print("done", flush=True)
+"""
+
+
+async def test_a_writer_killed_mid_write_leaves_a_marker_no_snapshot_holds(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Embedded: a write killed after some of its data landed, before its marker change,
+    still makes the next load catch up (the marker went `pending-` before the data)."""
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots))
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path / "chroma")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "writing"
+        time.sleep(1.5)  # inside the first or second of its three chunks
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        assert writer.returncode == -signal.SIGKILL
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    # As a new process would: this one's Chroma still holds the folder as it read it.
+    store.close()
+    SharedSystemClient.clear_system_cache()
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    assert str(reopened.revision()).startswith("pending-")
+    index = await _started(_live(reopened, snapshots))
+    assert "loaded from snapshot" in caplog.text and "nothing read" not in caplog.text
+    assert set(_state(index)) == set(reopened.ids())
