@@ -268,7 +268,8 @@ from a2a.records import DecisionRecord
 from a2a.store import ChromaDecisionStore
 from tests.index.helpers import unit_vectors
 
-store = ChromaDecisionStore(data_dir=Path(sys.argv[1]), collection="snap", embedding_model="test-model")
+folder = Path(sys.argv[1])
+store = ChromaDecisionStore(data_dir=folder, collection="snap", embedding_model="test-model")
 count = 2 * store.max_batch_size() + 50
 records = [DecisionRecord(id=f"w{i:05d}", title=f"Written {i}", category="architecture")
            for i in range(count)]
