@@ -43,10 +43,13 @@ MIN_COMPACT = 1024
 #: (a2a.index.graph) only when the index holds at least GRAPH_MIN_ROWS records and at least
 #: GRAPH_MIN_FRACTION of them pass the filter; elsewhere it scans exactly. Below these an
 #: exact scan is as fast, and a filter passing few rows cuts the graph into pieces a walk
-#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md):
-#: at 5,000 rows a walk already costs ~0.6x a scan, and org-level search (a2a.app.org) asks
-#: many such tenants at once, each scan reading all of its vectors.
-GRAPH_MIN_ROWS = 5_000
+#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md).
+GRAPH_MIN_ROWS = 50_000
+#: Org-level search (a2a.app.org: many stores per call, each scan reading all its vectors
+#: from memory) walks a store's graph from this many records; a store builds its graph once
+#: it holds this many (or `graph_min_rows`, if fewer). A store searched alone scans below
+#: GRAPH_MIN_ROWS, where a warm scan costs what a walk does (docs/scaling.md, Small stores).
+ORG_GRAPH_MIN_ROWS = 5_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
 #: scored again exactly. The breadth of the walk (efSearch) grows with the rows and with the
@@ -412,7 +415,7 @@ class SearchIndex:
         return (
             self._graph is None
             and self._graph_min_rows is not None
-            and (size >= self._graph_min_rows)
+            and size >= min(self._graph_min_rows, ORG_GRAPH_MIN_ROWS)
         )
 
     def build_graph(self) -> None:
@@ -512,6 +515,7 @@ class SearchIndex:
         k: int,
         passing: npt.NDArray[np.int64] | None = None,
         exact: bool = False,
+        org: bool = False,
     ) -> list[Match]:
         """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
 
@@ -519,10 +523,10 @@ class SearchIndex:
         places), then id. `passing`, when given, is `mask`'s true rows ascending (from
         `selection`). With `exact` every passing row is scored (CONTRACT, Exact or
         approximate); without it the planner may take the graph's candidates instead
-        (`plan`), each scored exactly as a scan would.
+        (`plan`; `org`: for org-level search), each scored exactly as a scan would.
         """
         query = np.asarray(vector, dtype=np.float32)
-        count = None if exact else self.plan(mask, passing)
+        count = None if exact else self.plan(mask, passing, org)
         if count is not None:
             assert self._graph is not None
             wanted = max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
@@ -546,12 +550,16 @@ class SearchIndex:
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
 
-    def plan(self, mask: BoolArray, passing: npt.NDArray[np.int64] | None = None) -> int | None:
+    def plan(
+        self, mask: BoolArray, passing: npt.NDArray[np.int64] | None = None, org: bool = False
+    ) -> int | None:
         """How many rows pass `mask` when a semantic search of it walks the graph, None
-        when it scans exactly (no graph, too few rows or too few passing)."""
+        when it scans exactly (no graph, too few rows or too few passing). `org`: for
+        org-level search, which walks from ORG_GRAPH_MIN_ROWS rows."""
         if self._graph is None or self._graph_min_rows is None:
             return None
-        if self.columns.alive_count < self._graph_min_rows:
+        least = min(self._graph_min_rows, ORG_GRAPH_MIN_ROWS) if org else self._graph_min_rows
+        if self.columns.alive_count < least:
             return None
         count = len(passing) if passing is not None else int(np.count_nonzero(mask))
         if count == 0 or count < self._graph_min_fraction * self.columns.alive_count:

@@ -154,13 +154,15 @@ class QueryService:
     def ranking(
         self, index: SearchIndex, params: QueryDecisionsParams, vector: npt.NDArray[np.float32]
     ) -> Ranking | None:
-        """`hits`' ranking before what the hits show is read (org-level search reads it
-        only for the hits it keeps); None for a call with recencyHalfLifeDays (ranked by
-        what the hits show: use `hits`). Call under `index.reading()`, from a worker."""
+        """`hits`' ranking before what the hits show is read, for org-level search: it
+        reads them only for the hits it keeps, and the planner walks graphs from
+        ORG_GRAPH_MIN_ROWS rows (SearchIndex.plan). None for a call with
+        recencyHalfLifeDays (ranked by what the hits show: use `hits`). Call under
+        `index.reading()`, from a worker."""
         if params.recency_half_life_days is not None:
             return None
         mask, passing = index.selection(params.filters)
-        return self._ranked(index, params, vector, mask, passing)
+        return self._ranked(index, params, vector, mask, passing, org=True)
 
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
@@ -334,13 +336,14 @@ class QueryService:
         vector: npt.NDArray[np.float32],
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None,
+        org: bool = False,
     ) -> Ranking:
         """The ranking of a call without recencyHalfLifeDays (see `_search`)."""
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
         mode = params.mode_or(self._default_mode)
         if params.max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, params.max_distance), None
-        return self._by_mode(mode, index, vector, mask, params, passing)
+        return self._by_mode(mode, index, vector, mask, params, passing, org)
 
     def _by_mode(
         self,
@@ -350,12 +353,13 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
+        org: bool = False,
     ) -> Ranking:
         if mode == "keyword":
             return self._keyword(index, vector, mask, params, passing)
         if mode == "hybrid":
-            return self._fused(index, vector, mask, params, passing)
-        return self._semantic(index, vector, mask, params, passing)
+            return self._fused(index, vector, mask, params, passing, org)
+        return self._semantic(index, vector, mask, params, passing, org)
 
     def _semantic(
         self,
@@ -364,8 +368,9 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
+        org: bool = False,
     ) -> Ranking:
-        matches = index.semantic(vector, mask, params.limit, passing, exact=params.exact)
+        matches = index.semantic(vector, mask, params.limit, passing, params.exact, org)
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
         rows, distances = [m.row for m in matches], [m.distance for m in matches]
@@ -397,9 +402,10 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
+        org: bool = False,
     ) -> Ranking:
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = index.semantic(vector, mask, depth, passing, exact=params.exact)
+        semantic = index.semantic(vector, mask, depth, passing, params.exact, org)
         keyword = index.keyword(params.query, mask, depth, passing)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(

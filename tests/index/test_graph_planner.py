@@ -7,7 +7,12 @@ import numpy.typing as npt
 import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.index.search_index import GRAPH_MIN_ROWS, MIN_COMPACT, walk_breadth
+from a2a.index.search_index import (
+    GRAPH_MIN_ROWS,
+    MIN_COMPACT,
+    ORG_GRAPH_MIN_ROWS,
+    walk_breadth,
+)
 from a2a.query.params import QueryFilters
 from a2a.store.stored import StoredDecision
 
@@ -171,16 +176,28 @@ def test_a_deferred_graph_is_built_later_with_the_rows_written_meanwhile() -> No
             assert len(exact & {m.id for m in index.semantic(query, mask, 10)}) >= 9
 
 
-def test_a_store_gets_its_graph_at_graph_min_rows_records() -> None:
-    # 5,000: org-level search asks many tenants of this size at once (docs/scaling.md).
-    assert GRAPH_MIN_ROWS == 5000
+def test_a_store_gets_its_graph_at_org_graph_min_rows_and_walks_it_alone_at_graph_min_rows() -> (
+    None
+):
+    # Org-level search walks many stores of this size per call (docs/scaling.md, Small
+    # stores); a store searched alone keeps scanning below GRAPH_MIN_ROWS.
+    assert (ORG_GRAPH_MIN_ROWS, GRAPH_MIN_ROWS) == (5000, 50_000)
     index = SearchIndex()
-    index.upsert(_records(GRAPH_MIN_ROWS - 1))
+    index.upsert(_records(ORG_GRAPH_MIN_ROWS - 1))
     assert index.graph is None
     index.upsert(_records(1, seed=2, prefix="s"))
-    assert index.graph is not None and len(index.graph) == GRAPH_MIN_ROWS
+    assert index.graph is not None and len(index.graph) == ORG_GRAPH_MIN_ROWS
     with index.reading():
-        assert index.plan(index.mask(None)) == GRAPH_MIN_ROWS
+        mask = index.mask(None)
+        assert index.plan(mask) is None
+        assert index.plan(mask, org=True) == ORG_GRAPH_MIN_ROWS
+        narrow = index.mask(QueryFilters(category="security", minConfidence=0.9))
+        assert index.plan(narrow, org=True) is None  # ~2% pass: exact scan
+        query = _clustered(1, seed=8)[0]
+        alone = index.semantic(query, mask, 10)
+        assert alone == index.semantic(query, mask, 10, exact=True)
+        walked = index.semantic(query, mask, 10, org=True)
+        assert len({m.id for m in walked} & {m.id for m in alone}) >= 9
 
 
 @pytest.mark.parametrize(
