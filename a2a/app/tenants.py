@@ -158,10 +158,15 @@ class Tenants:
         return sorted(names)
 
     async def count(self, tenant: str) -> int:
-        """How many decisions `tenant` holds: Chroma's count, or inside stale_allowed()
-        while Chroma cannot be read, its loaded index's (the call marked stale)."""
+        """How many decisions `tenant` holds: embedded, what its index or snapshot at
+        Chroma's marker holds (LiveIndex.known_count: embedded Chroma keeps each collection
+        it counts in memory for good); else Chroma's count, or inside stale_allowed() while
+        Chroma cannot be read, its loaded index's (the call marked stale)."""
         stack = self.stack(tenant)
         try:
+            known = await stack.services.store.workers.run(stack.index.known_count)
+            if known is not None:
+                return known
             return await stack.services.store.count()
         except StoreUnavailable:
             if not stack.index.stale_read():

@@ -20,7 +20,13 @@ from a2a.index.search_index import (
     IndexedRecord,
     SearchIndex,
 )
-from a2a.index.snapshot import SnapshotRefused, SnapshotStamp, load_index, write_snapshot
+from a2a.index.snapshot import (
+    SnapshotRefused,
+    SnapshotStamp,
+    load_index,
+    snapshot_count,
+    write_snapshot,
+)
 from a2a.index.staleness import mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
 from a2a.store import DecisionStore, StoreUnavailable
@@ -466,6 +472,22 @@ class LiveIndex:
             "; Chroma's marker is its stamp: nothing read" if trusted else "",
         )
         return True
+
+    def known_count(self) -> int | None:
+        """How many records Chroma holds, known without asking it (blocking: the first
+        marker read of a collection is a Chroma call): embedded only, from the loaded index
+        when it is at the marker, else from the snapshot whose stamp is the marker; None
+        otherwise (ask Chroma). Embedded Chroma keeps what it reads in memory for good."""
+        revision = self._store.revision()
+        if not revision or not self._store.revision_in_memory:
+            return None
+        if self._loaded and not self._evicted and self._revision == revision:
+            return self.index.alive_count
+        if self._snapshots is not None:
+            found = snapshot_count(self._snapshots)
+            if found is not None and found[0] == revision:
+                return found[1]
+        return None
 
     def _marker_is_stamps(self, revision: str | None) -> bool:
         """Whether Chroma's revision marker is `revision` (a snapshot's stamp) and can be

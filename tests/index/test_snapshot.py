@@ -139,6 +139,23 @@ async def test_an_embedded_start_whose_marker_is_the_stamp_reads_nothing_from_ch
     assert len(_state(third)) == 302
 
 
+async def test_an_embedded_count_is_known_from_the_index_or_snapshot_at_the_marker(
+    store: ChromaDecisionStore, tmp_path: Path
+) -> None:
+    # cstp.listTenants counts every tenant: embedded Chroma would keep each one it counts.
+    snapshots = tmp_path / "snapshots"
+    live = _live(store, snapshots)
+    await _started(live)
+    assert live.known_count() == 300  # the loaded index, at the marker
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    assert _live(reopened, snapshots).known_count() == 300  # not loaded: the snapshot's
+    reopened.upsert(_records(300, 2), unit_vectors(2, DIM, seed=4))
+    assert _live(reopened, snapshots).known_count() is None  # the marker moved: ask Chroma
+    assert reopened.count() == 302
+
+
 async def test_a_corrupt_snapshot_is_refused_and_rebuilt_from_chroma(
     store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
