@@ -58,6 +58,8 @@ from a2a.store.metadata import as_stored
 
 FAST = "wordllama-l2-supercat-256"
 K = 10
+#: --org: the planner of org-level search (SearchIndex.plan's `org`).
+ORG = False
 FILTERS: dict[str, dict[str, Any] | None] = {
     "none": None,
     "~50%": {"status": ["decided", "reviewed"], "minConfidence": 0.2},
@@ -112,6 +114,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument(
+        "--org",
+        action="store_true",
+        help="the planner as org-level search runs it (walks from ORG_GRAPH_MIN_ROWS rows)",
+    )
     parser.add_argument("--sweep-only", action="store_true", help="stop after the sweep")
     parser.add_argument("--breadths", default="64,128,256,384", help="efSearch values to sweep")
     parser.add_argument("--fractions", default="1,0.5,0.2,0.1", help="passing shares to sweep")
@@ -135,6 +142,8 @@ def main() -> None:
         "--sweep-snapshot", type=Path, help="sweep the index of this snapshot folder (no build)"
     )
     args = parser.parse_args()
+    global ORG
+    ORG = args.org
     if args.sweep_snapshot is not None:
         loaded = load_index(args.sweep_snapshot, model=FAST, dimension=256)
         assert loaded is not None, f"no snapshot in {args.sweep_snapshot}"
@@ -291,7 +300,7 @@ def print_table(
         with index.reading():
             mask, passing = index.selection(filters)
             count = int(np.count_nonzero(mask))
-            path = "graph" if index.plan(mask, passing) is not None else "exact"
+            path = "graph" if index.plan(mask, passing, ORG) is not None else "exact"
             times, recalls, truths = measure_cell(index, queries, mask, passing, vectors)
         target = float(np.mean(recalls["p"]))
         cells = ["-", "-"]
@@ -462,10 +471,10 @@ def measure_cell(
         times["e"].append(t)
         truth = [m.distance for m in exact]
         truths.append(truth)
-        t, got = timed(lambda q=q: index.semantic(q, mask, K, passing))
+        t, got = timed(lambda q=q: index.semantic(q, mask, K, passing, org=ORG))
         times["p"].append(t)
         recalls["p"].append(recall([m.distance for m in got], truth))
-        t, _ = timed(lambda q=q: index.semantic(q, mask, 50, passing))
+        t, _ = timed(lambda q=q: index.semantic(q, mask, 50, passing, org=ORG))
         times["h"].append(t)
         t, _ = timed(lambda q=q: _numpy_top(vectors, q, mask))
         times["n"].append(t)

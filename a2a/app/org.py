@@ -11,10 +11,15 @@ computed once over the scored decisions of every tenant together.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import bisect
 import dataclasses
+import functools
+import os
 import time
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from a2a.app.tenants import Tenants, TenantStack, stamped
 from a2a.decisions.params import GetCalibrationParams
@@ -25,8 +30,13 @@ from a2a.index.staleness import with_stale_mark
 from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.recency import recency_key
+from a2a.query.results import Hits
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
+
+#: Worker calls an org-level query splits its tenants into, run in parallel: two where the
+#: machine has two cores (one: every tenant in one call, one thread hop).
+ORG_CALLS = min(2, os.cpu_count() or 1)
 
 
 def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dict[str, Method]:
@@ -42,23 +52,22 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         if not chosen:
             return _empty_query(params, agent_id, started)
         vector = await chosen[0].services.query.embed(params.query)
-        async with contextlib.AsyncExitStack() as held:
-            for stack in chosen:
-                await held.enter_async_context(tenants.using(stack))
+        async with tenants.using_all(chosen):
             indexes = await asyncio.gather(*(s.services.query.index() for s in chosen))
-            # Every tenant's search in one worker call: one thread hop, not one per tenant.
-            found = await chosen[0].services.store.workers.run(
-                lambda: [
-                    s.services.query.hits(index, params, vector)
-                    for s, index in zip(chosen, indexes, strict=True)
-                ]
+            # The tenants' searches in ORG_CALLS worker calls run side by side (a graph walk
+            # and a scan release the GIL), each answering its share of the tenants in turn.
+            pairs = list(zip(chosen, indexes, strict=True))
+            shares = [pairs[n::ORG_CALLS] for n in range(min(ORG_CALLS, len(pairs)))]
+            workers = chosen[0].services.store.workers
+            parts = await asyncio.gather(
+                *(
+                    workers.run(functools.partial(_answers, share, params, vector))
+                    for share in shares
+                )
             )
+            ranked = [decision for part in parts for decision in part]
             category = params.filters.category if params.filters is not None else None
-            empty = not any(hits.shown for hits in found)
-            known = _categories(indexes) if category is not None and empty else None
-        ranked: list[dict[str, Any]] = []
-        for stack, hits in zip(chosen, found, strict=True):
-            ranked += stamped({"decisions": hits.to_wire()}, stack.name)["decisions"]
+            known = _categories(indexes) if category is not None and not ranked else None
         ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
         wire = _empty_query(params, agent_id, started)
         wire.update(decisions=ranked, total=len(ranked))
@@ -116,6 +125,54 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         for name, handler in handlers.items()
         if name in base
     }
+
+
+def _answers(
+    share: list[tuple[TenantStack, SearchIndex]],
+    params: QueryDecisionsParams,
+    vector: npt.NDArray[np.float32],
+) -> list[dict[str, Any]]:
+    """The hits of `params` in each tenant of `share` (blocking: a worker's), in turn, as
+    wire decisions naming their tenant.
+
+    What a hit shows is read only for the hits that can still make the first
+    `params.limit` of the share, ranked as `_ranked` ranks them (the hits before them in the
+    share do not push them out): a superset of the share's part of the org list, at ~30%
+    of the reads for ten tenants. With recencyHalfLifeDays (ranked by what hits show)
+    every tenant's hits are read whole.
+    """
+    found: list[dict[str, Any]] = []
+    if params.recency_half_life_days is not None:
+        for stack, index in share:
+            hits = stack.services.query.hits(index, params, vector)
+            found += _stamped(hits, stack.name)
+        return found
+    best: list[tuple[Any, ...]] = []  # the keys of the first `limit` so far, ascending
+    for stack, index in share:
+        with index.reading():
+            ranking = stack.services.query.ranking(index, params, vector)
+            assert ranking is not None
+            kept = []
+            # As `_ranked`: by score when every hit has one (keyword, hybrid), else distance.
+            scores = ranking.scores or []
+            known = [score for score in scores if score is not None]
+            firsts = [-score for score in known] if len(known) == len(ranking.rows) else None
+            for n, row in enumerate(ranking.rows):
+                first = ranking.distances[n] if firsts is None else firsts[n]
+                key = (first, stack.name, index.id_of(row))
+                if len(best) < params.limit or key < best[-1]:
+                    bisect.insort(best, key)
+                    del best[params.limit :]
+                    kept.append(n)
+            hits = ranking.only(kept).hits(index, params)
+        found += _stamped(hits, stack.name)
+    return found
+
+
+def _stamped(hits: Hits, tenant: str) -> list[dict[str, Any]]:
+    """`hits` as wire decisions, each naming `tenant`."""
+    decisions: list[dict[str, Any]] = stamped({"decisions": hits.to_wire()}, tenant)["decisions"]
+    return decisions
 
 
 async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:

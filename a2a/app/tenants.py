@@ -158,10 +158,15 @@ class Tenants:
         return sorted(names)
 
     async def count(self, tenant: str) -> int:
-        """How many decisions `tenant` holds: Chroma's count, or inside stale_allowed()
-        while Chroma cannot be read, its loaded index's (the call marked stale)."""
+        """How many decisions `tenant` holds: embedded, what its index or snapshot at
+        Chroma's marker holds (LiveIndex.known_count: embedded Chroma keeps each collection
+        it counts in memory for good); else Chroma's count, or inside stale_allowed() while
+        Chroma cannot be read, its loaded index's (the call marked stale)."""
         stack = self.stack(tenant)
         try:
+            known = await stack.services.store.workers.run(stack.index.known_count)
+            if known is not None:
+                return known
             return await stack.services.store.count()
         except StoreUnavailable:
             if not stack.index.stale_read():
@@ -187,16 +192,38 @@ class Tenants:
         stack.in_flight += 1
         try:
             self._stacks.move_to_end(stack.name)
-            if stack.unloading is not None:
-                await asyncio.shield(stack.unloading)
-            if self._load_wait is not None and stack.name != DEFAULT_TENANT:
-                await stack.index.settle(self._load_wait)
-                if stack.index.status in ("warming", "evicted"):
-                    raise Saturated(math.ceil(self._load_wait))
+            await self._ready(stack)
             yield
         finally:
             stack.in_flight -= 1
             self.evict()
+
+    @contextlib.asynccontextmanager
+    async def using_all(self, stacks: list[TenantStack]) -> AsyncIterator[None]:
+        """`using` each of `stacks` for the block (an org-level call), evicting once after
+        it rather than once per tenant."""
+        for stack in stacks:
+            stack.in_flight += 1
+        try:
+            for stack in stacks:
+                self._stacks.move_to_end(stack.name)
+            for stack in stacks:
+                await self._ready(stack)
+            yield
+        finally:
+            for stack in stacks:
+                stack.in_flight -= 1
+            self.evict()
+
+    async def _ready(self, stack: TenantStack) -> None:
+        """After any eviction of `stack`'s index under way, its load waited for (within
+        the load wait; else Saturated), as a call of its tenant does."""
+        if stack.unloading is not None:
+            await asyncio.shield(stack.unloading)
+        if self._load_wait is not None and stack.name != DEFAULT_TENANT:
+            await stack.index.settle(self._load_wait)
+            if stack.index.status in ("warming", "evicted"):
+                raise Saturated(math.ceil(self._load_wait))
 
     def _counted(self, stack: TenantStack) -> TenantStack:
         """`stack` with each handler a call `using` it, its result `stamped`."""

@@ -126,11 +126,16 @@ def build_state(
     def build(tenant: str) -> TenantStack:
         if tenant == DEFAULT_TENANT:
             return tenant_stack(tenant, settings, runtime, runtime.store, store, batcher)
-        chroma = open_store(settings, collection_of(settings.collection, tenant))
+        chroma = open_store(
+            settings, collection_of(settings.collection, tenant), runtime.store.revisions
+        )
         return tenant_stack(tenant, settings, runtime, chroma, store.sharing(chroma), batcher)
 
     async def existing() -> list[str]:
-        names = await workers.run(runtime.store.collection_names)
+        if runtime.store.collection_names_in_memory:  # embedded: no Chroma call, no hop
+            names = runtime.store.collection_names()
+        else:
+            names = await workers.run(runtime.store.collection_names)
         return [t for t in (tenant_of(settings.collection, n) for n in names) if t is not None]
 
     methods = {"cstp.searchDocs": search_docs_method(docs)}

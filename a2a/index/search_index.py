@@ -45,17 +45,25 @@ MIN_COMPACT = 1024
 #: exact scan is as fast, and a filter passing few rows cuts the graph into pieces a walk
 #: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md).
 GRAPH_MIN_ROWS = 50_000
+#: Org-level search (a2a.app.org: many stores per call, each scan reading all its vectors
+#: from memory) walks a store's graph from this many records; a store builds its graph once
+#: it holds this many (or `graph_min_rows`, if fewer). A store searched alone scans below
+#: GRAPH_MIN_ROWS, where a warm scan costs what a walk does (docs/scaling.md, Small stores).
+ORG_GRAPH_MIN_ROWS = 5_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
 #: scored again exactly. The breadth of the walk (efSearch) grows with the rows and with the
-#: share a filter leaves out: GRAPH_BREADTH up to 100,000 rows, times (1 + GRAPH_BREADTH_GROWTH
-#: x log10(rows / 100,000)) past it, divided by sqrt(share of rows passing), at most
-#: GRAPH_MAX_BREADTH. The smallest that kept recall@10 >= 0.99 against exact search in every
-#: cell of bench/graph_bench.py's sweeps at 100k and 1M (docs/scaling.md): 384 at 100k and
-#: 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with 50% / 30% / 20% passing.
+#: share a filter leaves out: GRAPH_BREADTH at 100,000 rows, times (rows / 100,000) **
+#: GRAPH_BREADTH_SHRINK below it, times (1 + GRAPH_BREADTH_GROWTH x log10(rows / 100,000))
+#: past it, divided by sqrt(share of rows passing), at most GRAPH_MAX_BREADTH. The smallest
+#: that kept recall@10 >= 0.99 against exact search in every cell of bench/graph_bench.py's
+#: sweeps at 5k, 10k, 20k, 50k, 100k and 1M (docs/scaling.md): 156 / 192 / 312 / 384 at
+#: 5k / 10k / 50k / 100k and 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with
+#: 50% / 30% / 20% passing.
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
 GRAPH_BREADTH = 384
+GRAPH_BREADTH_SHRINK = 0.3
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
 #: StoredDecision fields kept as string and list columns (coded and numeric ones: the
@@ -407,7 +415,7 @@ class SearchIndex:
         return (
             self._graph is None
             and self._graph_min_rows is not None
-            and (size >= self._graph_min_rows)
+            and size >= min(self._graph_min_rows, ORG_GRAPH_MIN_ROWS)
         )
 
     def build_graph(self) -> None:
@@ -507,6 +515,7 @@ class SearchIndex:
         k: int,
         passing: npt.NDArray[np.int64] | None = None,
         exact: bool = False,
+        org: bool = False,
     ) -> list[Match]:
         """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
 
@@ -514,10 +523,10 @@ class SearchIndex:
         places), then id. `passing`, when given, is `mask`'s true rows ascending (from
         `selection`). With `exact` every passing row is scored (CONTRACT, Exact or
         approximate); without it the planner may take the graph's candidates instead
-        (`plan`), each scored exactly as a scan would.
+        (`plan`; `org`: for org-level search), each scored exactly as a scan would.
         """
         query = np.asarray(vector, dtype=np.float32)
-        count = None if exact else self.plan(mask, passing)
+        count = None if exact else self.plan(mask, passing, org)
         if count is not None:
             assert self._graph is not None
             wanted = max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
@@ -541,12 +550,16 @@ class SearchIndex:
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
 
-    def plan(self, mask: BoolArray, passing: npt.NDArray[np.int64] | None = None) -> int | None:
+    def plan(
+        self, mask: BoolArray, passing: npt.NDArray[np.int64] | None = None, org: bool = False
+    ) -> int | None:
         """How many rows pass `mask` when a semantic search of it walks the graph, None
-        when it scans exactly (no graph, too few rows or too few passing)."""
+        when it scans exactly (no graph, too few rows or too few passing). `org`: for
+        org-level search, which walks from ORG_GRAPH_MIN_ROWS rows."""
         if self._graph is None or self._graph_min_rows is None:
             return None
-        if self.columns.alive_count < self._graph_min_rows:
+        least = min(self._graph_min_rows, ORG_GRAPH_MIN_ROWS) if org else self._graph_min_rows
+        if self.columns.alive_count < least:
             return None
         count = len(passing) if passing is not None else int(np.count_nonzero(mask))
         if count == 0 or count < self._graph_min_fraction * self.columns.alive_count:
@@ -554,11 +567,8 @@ class SearchIndex:
         return count
 
     def _breadth(self, passing: int) -> int:
-        """The graph walk's efSearch when `passing` rows pass (see GRAPH_BREADTH)."""
-        rows = max(1, self.columns.alive_count)
-        share = max(passing / rows, 1e-9)
-        growth = 1 + GRAPH_BREADTH_GROWTH * max(0.0, math.log10(rows / 100_000))
-        return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
+        """The graph walk's efSearch when `passing` rows pass (walk_breadth)."""
+        return walk_breadth(self.columns.alive_count, passing)
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
@@ -696,6 +706,21 @@ class SearchIndex:
             return np.zeros(len(mask), dtype=bool)
         equal: BoolArray = (self.columns.codes(column) == code) & mask
         return equal
+
+
+def walk_breadth(rows: int, passing: int) -> int:
+    """The graph walk's efSearch (HNSW's breadth) in an index of `rows` current records when
+    `passing` of them pass the filter: GRAPH_BREADTH at 100,000 rows, times (rows /
+    100,000) ** GRAPH_BREADTH_SHRINK below it and (1 + GRAPH_BREADTH_GROWTH x log10(rows /
+    100,000)) past it, divided by sqrt(passing / rows), at most GRAPH_MAX_BREADTH."""
+    rows = max(1, rows)
+    share = max(passing / rows, 1e-9)
+    scale = rows / 100_000
+    if scale < 1:
+        growth = math.pow(scale, GRAPH_BREADTH_SHRINK)
+    else:
+        growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
+    return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
 
 
 def _near_best(

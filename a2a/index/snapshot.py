@@ -76,9 +76,11 @@ def write_snapshot(index: SearchIndex, stamp: SnapshotStamp, root: Path) -> Path
     try:
         with index.reading():
             files = index.persist(temporary)
+            rows = index.alive_count
         manifest = {
             "format": FORMAT,
             "stamp": asdict(stamp),
+            "rows": rows,
             "files": {f.name: _sha256(f) for f in files},
         }
         (temporary / MANIFEST).write_text(json.dumps(manifest, indent=1))
@@ -98,6 +100,18 @@ def write_snapshot(index: SearchIndex, stamp: SnapshotStamp, root: Path) -> Path
     _fsync(root)
     _remove_old(root, keep=final.name)
     return final
+
+
+def snapshot_count(root: Path) -> tuple[str | None, int] | None:
+    """(stamp revision, records held) of the current snapshot in `root`, read from its
+    manifest alone (no checksum: a count, not the data). None when there is none, it
+    cannot be read, or its manifest predates the count."""
+    try:
+        name = (root / CURRENT).read_text().strip()
+        manifest = json.loads((root / name / MANIFEST).read_text())
+        return manifest["stamp"]["revision"], int(manifest["rows"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def load_index(

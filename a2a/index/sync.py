@@ -20,7 +20,13 @@ from a2a.index.search_index import (
     IndexedRecord,
     SearchIndex,
 )
-from a2a.index.snapshot import SnapshotRefused, SnapshotStamp, load_index, write_snapshot
+from a2a.index.snapshot import (
+    SnapshotRefused,
+    SnapshotStamp,
+    load_index,
+    snapshot_count,
+    write_snapshot,
+)
 from a2a.index.staleness import mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
 from a2a.store import DecisionStore, StoreUnavailable
@@ -93,6 +99,9 @@ class LiveIndex:
         self._model, self._dimension = model, dimension
         self._snapshot_min_records = snapshot_min_records
         self._snapshot_revision: str | None = None
+        #: Whether the current snapshot holds a graph (one built since is worth a new one:
+        #: each load would build it again).
+        self._snapshot_graph = False
         self._saver: asyncio.Task[None] | None = None
         self._timeout = timeout_seconds
         self._margin_ms = margin_ms
@@ -144,6 +153,8 @@ class LiveIndex:
         """Wait up to `seconds` for the load to finish or fail (a small store is then ready
         when the service starts answering); returns quietly either way."""
         self.start()
+        if self._loaded or self._failure is not None:
+            return  # nothing to wait for (most calls): no cancel scope
         assert self._changed is not None
         with anyio.move_on_after(seconds):
             while not self._loaded and self._failure is None:
@@ -344,7 +355,11 @@ class LiveIndex:
         return (
             self._snapshots is not None
             and self.index.alive_count >= self._snapshot_min_records
-            and (self._snapshot_revision is None or self._snapshot_revision != self._revision)
+            and (
+                self._snapshot_revision is None
+                or self._snapshot_revision != self._revision
+                or (self.index.graph is not None and not self._snapshot_graph)
+            )
         )
 
     def save_snapshot(self) -> Path | None:
@@ -358,12 +373,13 @@ class LiveIndex:
             self._revision, self._watermark_ms, self._model, self.index.dimension or 0
         )
         started = time.perf_counter()
+        graph = self.index.graph is not None
         try:
             folder = write_snapshot(self.index, stamp, self._snapshots)
         except OSError as exc:
             log.warning("search index snapshot not written to %s: %s", self._snapshots, exc)
             return None
-        self._snapshot_revision = stamp.revision
+        self._snapshot_revision, self._snapshot_graph = stamp.revision, graph
         log.info(
             "search index snapshot written: %d records in %.1f s to %s",
             self.index.alive_count,
@@ -429,21 +445,59 @@ class LiveIndex:
         mapped = time.perf_counter() - started
         self.index = index
         self._revision, self._watermark_ms = stamp.revision, stamp.watermark_ms
-        self._snapshot_revision = stamp.revision
+        self._snapshot_revision, self._snapshot_graph = stamp.revision, index.graph is not None
         before = index.alive_count
-        # The same path as every query's freshness check: records changed since the stamp's
-        # watermark, then the ids diff (deletions, records without updated_at).
-        self.refresh(force=True)
+        trusted = self._marker_is_stamps(stamp.revision)
+        if trusted:
+            # Embedded, with this process the folder's one writer: every write changes the
+            # marker before its data and after it (ChromaDecisionStore.upsert), so a marker
+            # equal to the stamp's means Chroma holds what the snapshot does. Chroma is not
+            # read: embedded Chroma keeps each collection it reads in memory for good (its
+            # HNSW: 14-20 MiB per 10k records at 256 dimensions), which would count every
+            # tenant ever reloaded against the replica's RSS (docs/scaling.md, Tenants).
+            self._checked(ok=True)
+        else:
+            # The same path as every query's freshness check: records changed since the
+            # stamp's watermark, then the ids diff (deletions, records without updated_at).
+            self.refresh(force=True)
         log.info(
             "search index loaded from snapshot %s: %d records (%+d caught up) in %.1f s "
-            "(%.1f s mapping and checking it)",
+            "(%.1f s mapping and checking it)%s%s",
             root,
             index.alive_count,
             index.alive_count - before,
             time.perf_counter() - started,
             mapped,
+            ", with its graph" if index.graph is not None else "",
+            "; Chroma's marker is its stamp: nothing read" if trusted else "",
         )
         return True
+
+    def known_count(self) -> int | None:
+        """How many records Chroma holds, known without asking it (blocking: the first
+        marker read of a collection is a Chroma call): embedded only, from the loaded index
+        when it is at the marker, else from the snapshot whose stamp is the marker; None
+        otherwise (ask Chroma). Embedded Chroma keeps what it reads in memory for good."""
+        revision = self._store.revision()
+        if not revision or not self._store.revision_in_memory:
+            return None
+        if self._loaded and not self._evicted and self._revision == revision:
+            return self.index.alive_count
+        if self._snapshots is not None:
+            found = snapshot_count(self._snapshots)
+            if found is not None and found[0] == revision:
+                return found[1]
+        return None
+
+    def _marker_is_stamps(self, revision: str | None) -> bool:
+        """Whether Chroma's revision marker is `revision` (a snapshot's stamp) and can be
+        trusted to say that nothing changed since: an embedded store (its marker kept in
+        memory by its one writing process, changed before and after every write), and a
+        marker a write set (not None or empty: a collection no write of this version
+        changed yet)."""
+        if not revision:
+            return False
+        return self._store.revision() == revision and self._store.revision_in_memory
 
     # -- freshness -------------------------------------------------------------------------
 

@@ -64,6 +64,12 @@ def top_k(
         chosen = np.concatenate([better, tied]).astype(np.int64)
         keys, rows = keys[chosen], rows[chosen]
     chosen_rows: list[int] = rows.tolist()
-    ordered = sorted(zip(keys.tolist(), [ids[r] for r in chosen_rows], chosen_rows, strict=True))
+    values_kept: list[float] = keys.tolist()
     sign = -1.0 if descending else 1.0
+    if len(set(values_kept)) == len(values_kept):
+        # No tie: the ids would never be compared (reading 40 of them costs ~20 us).
+        by_value = sorted(zip(values_kept, chosen_rows, strict=True))
+        return [(row, sign * key + 0.0) for key, row in by_value[:k]]
+    ids_kept = [ids[r] for r in chosen_rows]
+    ordered = sorted(zip(values_kept, ids_kept, chosen_rows, strict=True))
     return [(row, sign * key + 0.0) for key, _, row in ordered[:k]]

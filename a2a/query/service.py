@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -67,6 +67,32 @@ class HybridConfig:
     candidates: int = 100
 
 
+class Ranking(NamedTuple):
+    """A query's hits in one index before what they show is read: rows (valid under the
+    index's read lock it was computed under), best first, with their cosine distances, and
+    scores and explains (None when the call produces none), position by position."""
+
+    rows: list[int]
+    distances: list[float]
+    scores: list[float | None] | None = None
+    explains: list[dict[str, Any]] | None = None
+
+    def hits(self, index: SearchIndex, params: QueryDecisionsParams) -> Hits:
+        """The Hits of these rows (what each shows read from `index`; reason types when
+        the call asked). Under the read lock the ranking was computed under."""
+        reasons = index.reason_types(self.rows) if params.include_reasons else None
+        return Hits(index.shown(self.rows), self.distances, reasons, self.scores, self.explains)
+
+    def only(self, positions: list[int]) -> Ranking:
+        """The entries at `positions`, in that order."""
+        return Ranking(
+            [self.rows[n] for n in positions],
+            [self.distances[n] for n in positions],
+            None if self.scores is None else [self.scores[n] for n in positions],
+            None if self.explains is None else [self.explains[n] for n in positions],
+        )
+
+
 class QueryService:
     """Decisions by meaning, by keywords (BM25) or both, narrowed by filters.
 
@@ -125,10 +151,25 @@ class QueryService:
         here (blocking: call it from a worker; org-level search runs every tenant's in one)."""
         return self._answer(index, params, vector)
 
+    def ranking(
+        self, index: SearchIndex, params: QueryDecisionsParams, vector: npt.NDArray[np.float32]
+    ) -> Ranking | None:
+        """`hits`' ranking before what the hits show is read, for org-level search: it
+        reads them only for the hits it keeps, and the planner walks graphs from
+        ORG_GRAPH_MIN_ROWS rows (SearchIndex.plan). None for a call with
+        recencyHalfLifeDays (ranked by what the hits show: use `hits`). Call under
+        `index.reading()`, from a worker."""
+        if params.recency_half_life_days is not None:
+            return None
+        mask, passing = index.selection(params.filters)
+        return self._ranked(index, params, vector, mask, passing, org=True)
+
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
         if self._batcher is not None:
             return await self._batcher.embed(query)
+        if self._static:  # a static model's lookup and mean: here, as `answer` embeds it
+            return self._vector(query)
         return await self._workers.run(lambda: self._vector(query))
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
@@ -264,29 +305,45 @@ class QueryService:
     ) -> Hits:
         """The answer to `vector` (the query's embedding) under `mask` (`passing`: its
         true rows ascending, when known)."""
+        half_life = params.recency_half_life_days
+        if half_life is None:
+            return self._ranked(index, params, vector, mask, passing).hits(index, params)
         max_distance = params.max_distance
         # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
         mode = params.mode_or(self._default_mode)
         if max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, max_distance), None
-        half_life = params.recency_half_life_days
-        if half_life is not None:
-            # Recency reorders a deeper list: in semantic mode the best rows of every passing
-            # one by the recency score (any of them can be lifted), the hybrid candidate
-            # depth in the others.
-            now = self._wall_clock()
-            if mode == "semantic":
-                rows = passing if passing is not None else np.flatnonzero(mask)
-                passing = recent_candidates(index, vector, rows, now, half_life, params.limit)
-                mask = np.zeros(len(mask), dtype=bool)
-                mask[passing] = True
-                depth = len(passing)
-            else:
-                depth = max(self._hybrid.candidates, params.limit)
-            wide = params.model_copy(update={"limit": max(depth, 1)})
-            hits = self._by_mode(mode, index, vector, mask, wide, passing)
-            return by_recency(hits, now, half_life, params.limit)
-        return self._by_mode(mode, index, vector, mask, params, passing)
+        # Recency reorders a deeper list: in semantic mode the best rows of every passing
+        # one by the recency score (any of them can be lifted), the hybrid candidate depth
+        # in the others.
+        now = self._wall_clock()
+        if mode == "semantic":
+            rows = passing if passing is not None else np.flatnonzero(mask)
+            passing = recent_candidates(index, vector, rows, now, half_life, params.limit)
+            mask = np.zeros(len(mask), dtype=bool)
+            mask[passing] = True
+            depth = len(passing)
+        else:
+            depth = max(self._hybrid.candidates, params.limit)
+        wide = params.model_copy(update={"limit": max(depth, 1)})
+        hits = self._by_mode(mode, index, vector, mask, wide, passing).hits(index, params)
+        return by_recency(hits, now, half_life, params.limit)
+
+    def _ranked(
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        vector: npt.NDArray[np.float32],
+        mask: BoolArray,
+        passing: npt.NDArray[np.int64] | None,
+        org: bool = False,
+    ) -> Ranking:
+        """The ranking of a call without recencyHalfLifeDays (see `_search`)."""
+        # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
+        mode = params.mode_or(self._default_mode)
+        if params.max_distance is not None and mode != "semantic":
+            mask, passing = index.within(vector, mask, params.max_distance), None
+        return self._by_mode(mode, index, vector, mask, params, passing, org)
 
     def _by_mode(
         self,
@@ -296,12 +353,13 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> Hits:
+        org: bool = False,
+    ) -> Ranking:
         if mode == "keyword":
             return self._keyword(index, vector, mask, params, passing)
         if mode == "hybrid":
-            return self._fused(index, vector, mask, params, passing)
-        return self._semantic(index, vector, mask, params, passing)
+            return self._fused(index, vector, mask, params, passing, org)
+        return self._semantic(index, vector, mask, params, passing, org)
 
     def _semantic(
         self,
@@ -310,13 +368,14 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> Hits:
-        matches = index.semantic(vector, mask, params.limit, passing, exact=params.exact)
+        org: bool = False,
+    ) -> Ranking:
+        matches = index.semantic(vector, mask, params.limit, passing, params.exact, org)
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
         rows, distances = [m.row for m in matches], [m.distance for m in matches]
         explains = [{"distance": d} for d in distances] if params.explain else None
-        return _hits(index, rows, distances, params, explains=explains)
+        return Ranking(rows, distances, None, explains)
 
     def _keyword(
         self,
@@ -325,7 +384,7 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> Hits:
+    ) -> Ranking:
         matches = index.keyword(params.query, mask, params.limit, passing)
         rows = [m.row for m in matches]
         scores = [m.score for m in matches]
@@ -334,7 +393,7 @@ class QueryService:
             explains = [
                 {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
             ]
-        return _hits(index, rows, index.distances(vector, rows), params, scores, explains)
+        return Ranking(rows, index.distances(vector, rows), list(scores), explains)
 
     def _fused(
         self,
@@ -343,9 +402,10 @@ class QueryService:
         mask: BoolArray,
         params: QueryDecisionsParams,
         passing: npt.NDArray[np.int64] | None,
-    ) -> Hits:
+        org: bool = False,
+    ) -> Ranking:
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = index.semantic(vector, mask, depth, passing, exact=params.exact)
+        semantic = index.semantic(vector, mask, depth, passing, params.exact, org)
         keyword = index.keyword(params.query, mask, depth, passing)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(
@@ -360,7 +420,7 @@ class QueryService:
         explains = None
         if params.explain:
             explains = [self._components(h, d) for h, d in zip(fused, distances, strict=True)]
-        return _hits(index, rows, distances, params, [hit.score for hit in fused], explains)
+        return Ranking(rows, distances, [hit.score for hit in fused], explains)
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
@@ -373,19 +433,6 @@ def _category_note(index: SearchIndex, category: str) -> str | None:
     return None if category in known else category_note(category, known)
 
 
-def _hits(
-    index: SearchIndex,
-    rows: list[int],
-    distances: list[float],
-    params: QueryDecisionsParams,
-    scores: list[float | None] | None = None,
-    explains: list[dict[str, Any]] | None = None,
-) -> Hits:
-    """The hits at `rows`, best first, with their reason types when the call asked."""
-    reasons = index.reason_types(rows) if params.include_reasons else None
-    return Hits(index.shown(rows), distances, reasons, scores, explains)
-
-
 __all__ = [
     "IDLE_INLINE_WORK",
     "INLINE_WORK",
@@ -393,4 +440,5 @@ __all__ = [
     "KeywordHit",
     "Match",
     "QueryService",
+    "Ranking",
 ]

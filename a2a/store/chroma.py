@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 MODEL_KEY = "embedding_model"
 #: Collection metadata key that changes on every write, from whichever process wrote.
 REVISION_KEY = "revision"
+#: Embedded: the marker while a write's data goes in (see `_mark_pending`).
+PENDING_PREFIX = "pending-"
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
 PAGE_SIZE = 5000
@@ -303,9 +305,31 @@ class ChromaDecisionStore:
         return [i for page in self.pages(metadata=False, page_size=4 * PAGE_SIZE) for i in page.ids]
 
     def collection_names(self) -> list[str]:
-        """The names of every collection in this Chroma (embedded folder or server), sorted."""
+        """The names of every collection in this Chroma (embedded folder or server), sorted.
+
+        Server: listed by Chroma at each call (other processes create collections).
+        Embedded: this process is the folder's only writer, so after the first listing the
+        names are kept in memory (`revisions`, shared by this process's store objects on
+        the folder) with the collections their writes create: no Chroma call (listing 50
+        collections cost ~2 ms, each org-level call's).
+        """
+        folder = None if self._key is None else self._key[0]
+        if folder is not None:
+            known = self.revisions.names(folder)
+            if known is not None:
+                return known
         client = self._guarded(self._get_client)
-        return sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+        names = sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+        if folder is not None:
+            self.revisions.listed(folder, names)
+            return self.revisions.names(folder) or names
+        return names
+
+    @property
+    def collection_names_in_memory(self) -> bool:
+        """True when `collection_names()` makes no Chroma call (embedded, after its first
+        listing): callers may then call it on an event loop."""
+        return self._key is not None and self.revisions.names(self._key[0]) is not None
 
     def max_batch_size(self) -> int:
         """The most records Chroma takes in one write (its own limit, from the client)."""
@@ -357,7 +381,8 @@ class ChromaDecisionStore:
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
-        change (a2a.index.sync), then changes the collection's revision marker. Writes in
+        change (a2a.index.sync), then changes the collection's revision marker (embedded:
+        before the data too, `_mark_pending`). Writes in
         chunks of Chroma's max batch size. Returns what was stored of each, in order.
 
         The embedded text is not written as Chroma's document: embedded Chroma keeps a
@@ -382,6 +407,7 @@ class ChromaDecisionStore:
         vectors = np.asarray(embeddings, dtype=np.float32)
         batch = self._batch_size()
         try:
+            self._mark_pending(collection)
             for start in range(0, len(records), batch):
                 end = start + batch
                 self._guarded(
@@ -404,6 +430,7 @@ class ChromaDecisionStore:
             return
         self._pin()
         try:
+            self._mark_pending(collection)
             for start in range(0, len(ids), PAGE_SIZE):
                 self._guarded(collection.delete, ids=list(ids[start : start + PAGE_SIZE]))
         except BaseException:
@@ -423,6 +450,21 @@ class ChromaDecisionStore:
         change the marker anyway so that search indexes look (best effort on Chroma)."""
         with contextlib.suppress(Exception):
             self._bump_revision(collection)
+
+    def _mark_pending(self, collection: Any) -> None:
+        """Embedded: before a write's data, Chroma's marker becomes a value no snapshot is
+        stamped with (this process's own marker, which stamps snapshots, changes only
+        after the data): a writer killed between its data and `_bump_revision` leaves a
+        marker that no snapshot matches, so the next load catches up (a2a.index.sync
+        trusts a snapshot whose stamp is the marker, and reads nothing from Chroma)."""
+        if self._key is not None:
+            self._guarded(
+                collection.modify,
+                metadata={
+                    MODEL_KEY: self.embedding_model,
+                    REVISION_KEY: f"{PENDING_PREFIX}{uuid.uuid4().hex}",
+                },
+            )
 
     def _bump_revision(self, collection: Any) -> None:
         revision = uuid.uuid4().hex
@@ -515,6 +557,8 @@ class ChromaDecisionStore:
                 metadata={MODEL_KEY: self.embedding_model},
                 embedding_function=None,
             )
+            if self._key is not None:
+                self.revisions.created(self._key)
         else:
             try:
                 collection = client.get_collection(self.collection_name, embedding_function=None)

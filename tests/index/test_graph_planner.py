@@ -7,7 +7,12 @@ import numpy.typing as npt
 import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.index.search_index import MIN_COMPACT
+from a2a.index.search_index import (
+    GRAPH_MIN_ROWS,
+    MIN_COMPACT,
+    ORG_GRAPH_MIN_ROWS,
+    walk_breadth,
+)
 from a2a.query.params import QueryFilters
 from a2a.store.stored import StoredDecision
 
@@ -169,3 +174,47 @@ def test_a_deferred_graph_is_built_later_with_the_rows_written_meanwhile() -> No
         for query in queries:
             exact = {m.id for m in index.semantic(query, mask, 10, exact=True)}
             assert len(exact & {m.id for m in index.semantic(query, mask, 10)}) >= 9
+
+
+def test_a_store_gets_its_graph_at_org_graph_min_rows_and_walks_it_alone_at_graph_min_rows() -> (
+    None
+):
+    # Org-level search walks many stores of this size per call (docs/scaling.md, Small
+    # stores); a store searched alone keeps scanning below GRAPH_MIN_ROWS.
+    assert (ORG_GRAPH_MIN_ROWS, GRAPH_MIN_ROWS) == (5000, 50_000)
+    index = SearchIndex()
+    index.upsert(_records(ORG_GRAPH_MIN_ROWS - 1))
+    assert index.graph is None
+    index.upsert(_records(1, seed=2, prefix="s"))
+    assert index.graph is not None and len(index.graph) == ORG_GRAPH_MIN_ROWS
+    with index.reading():
+        mask = index.mask(None)
+        assert index.plan(mask) is None
+        assert index.plan(mask, org=True) == ORG_GRAPH_MIN_ROWS
+        narrow = index.mask(QueryFilters(category="security", minConfidence=0.9))
+        assert index.plan(narrow, org=True) is None  # ~2% pass: exact scan
+        query = _clustered(1, seed=8)[0]
+        alone = index.semantic(query, mask, 10)
+        assert alone == index.semantic(query, mask, 10, exact=True)
+        walked = index.semantic(query, mask, 10, org=True)
+        assert len({m.id for m in walked} & {m.id for m in alone}) >= 9
+
+
+@pytest.mark.parametrize(
+    ("rows", "passing", "breadth"),
+    [
+        (5_000, 5_000, 156),
+        (10_000, 10_000, 192),
+        (10_000, 2_000, 430),  # 20% pass: / sqrt(0.2)
+        (50_000, 50_000, 312),
+        (100_000, 100_000, 384),  # the 100k and 1M rule as it was
+        (100_000, 20_000, 859),
+        (1_000_000, 1_000_000, 1025),
+        (1_000_000, 200_000, 2048),
+    ],
+)
+def test_the_walk_narrows_below_100k_rows_and_widens_past_it(
+    rows: int, passing: int, breadth: int
+) -> None:
+    # Each the smallest that kept recall@10 >= 0.99 in bench/graph_bench.py's sweeps.
+    assert walk_breadth(rows, passing) == breadth

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chromadb.api.client import SharedSystemClient
 
 from a2a.index import SearchIndex
 from a2a.index.snapshot import (
@@ -84,6 +85,7 @@ async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_dow
     second = await _started(_live(store, snapshots))
     assert "loaded from snapshot" in caplog.text
     assert "loading from Chroma" not in caplog.text and "refused" not in caplog.text
+    assert "nothing read" not in caplog.text  # the marker changed: caught up
     expected = {r.id: r.title for r in _records(0, 305) if r.id != "d0009"}
     expected["d0007"] = "Changed 7"
     assert _state(second) == expected
@@ -95,6 +97,63 @@ async def test_a_start_maps_the_snapshot_and_catches_up_on_writes_made_while_dow
         assert [(m.id, m.distance) for m in got] == [
             (m.id, m.distance) for m in fresh.semantic(query, fresh.mask(None), 10)
         ]
+
+
+async def test_a_snapshot_without_a_graph_is_written_again_once_its_index_has_one(
+    store: ChromaDecisionStore, tmp_path: Path
+) -> None:
+    # A store snapshotted while below GRAPH_MIN_ROWS (or before it was lowered) would
+    # otherwise build its graph again at every load (each reload of an evicted tenant).
+    snapshots = tmp_path / "snapshots"
+    plain = LiveIndex(store, snapshots=snapshots, model=MODEL, dimension=DIM, graph_min_rows=None)
+    await _started(plain)
+    first = (snapshots / CURRENT).read_text().strip()
+    assert not (snapshots / first / "graph.faiss").exists()
+    graphed = await _started(_live(store, snapshots))
+    assert graphed.graph is not None
+    second = (snapshots / CURRENT).read_text().strip()
+    assert second != first and (snapshots / second / "graph.faiss").exists()
+    loaded = await _started(_live(store, snapshots))  # maps the graph: nothing to write
+    assert loaded.graph is not None and (snapshots / CURRENT).read_text().strip() == second
+
+
+async def test_an_embedded_start_whose_marker_is_the_stamp_reads_nothing_from_chroma(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Embedded Chroma keeps every collection it reads in memory: a reload of an unchanged
+    # tenant must not read it (its marker, changed around every write, is the stamp's).
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    second = await _started(_live(reopened, snapshots))
+    assert "Chroma's marker is its stamp: nothing read" in caplog.text
+    assert _state(second) == {r.id: r.title for r in _records(0, 300)}
+    # A write after it changes the marker: the next start catches up.
+    reopened.upsert(_records(300, 2), unit_vectors(2, DIM, seed=4))
+    caplog.clear()
+    third = await _started(_live(reopened, snapshots))
+    assert "loaded from snapshot" in caplog.text and "nothing read" not in caplog.text
+    assert len(_state(third)) == 302
+
+
+async def test_an_embedded_count_is_known_from_the_index_or_snapshot_at_the_marker(
+    store: ChromaDecisionStore, tmp_path: Path
+) -> None:
+    # cstp.listTenants counts every tenant: embedded Chroma would keep each one it counts.
+    snapshots = tmp_path / "snapshots"
+    live = _live(store, snapshots)
+    await _started(live)
+    assert live.known_count() == 300  # the loaded index, at the marker
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    assert _live(reopened, snapshots).known_count() == 300  # not loaded: the snapshot's
+    reopened.upsert(_records(300, 2), unit_vectors(2, DIM, seed=4))
+    assert _live(reopened, snapshots).known_count() is None  # the marker moved: ask Chroma
+    assert reopened.count() == 302
 
 
 async def test_a_corrupt_snapshot_is_refused_and_rebuilt_from_chroma(
@@ -215,3 +274,66 @@ async def test_a_folder_that_cannot_be_written_is_logged_and_the_index_serves(
     index = await _started(_live(store, blocker / "snapshots"))
     assert "snapshot not written to" in caplog.text
     assert len(_state(index)) == 300
+
+
+#: A write of three chunks (Chroma's max batch size each) into the store at argv[1], which
+#: says "writing" just before it; the test kills it with SIGKILL part-way.
+KILLED_WRITER = """
+import sys
+from pathlib import Path
+from a2a.records import DecisionRecord
+from a2a.store import ChromaDecisionStore
+from tests.index.helpers import unit_vectors
+
+folder = Path(sys.argv[1])
+store = ChromaDecisionStore(data_dir=folder, collection="snap", embedding_model="test-model")
+count = 2 * store.max_batch_size() + 50
+records = [DecisionRecord(id=f"w{i:05d}", title=f"Written {i}", category="architecture")
+           for i in range(count)]
+vectors = unit_vectors(count, 8, seed=5)
+print("writing", flush=True)
+store.upsert(records, vectors)
+print("done", flush=True)
+"""
+
+
+async def test_a_writer_killed_mid_write_leaves_a_marker_no_snapshot_holds(
+    store: ChromaDecisionStore, tmp_path: Path
+) -> None:
+    """Embedded: a write killed after some of its data landed, before its marker change,
+    leaves a marker (`pending-`, set before the data) that is not the snapshot's stamp, so
+    the next load does not trust the snapshot and catches up (as in the first test).
+    Without the pending marker it stayed the stamp's, and the load skipped ~11k records.
+    (What the next load then reads is Chroma's own business: after a SIGKILL mid-write,
+    embedded Chroma 1.5.9 sometimes answers "Error finding id" for the records it took.)"""
+    snapshots = tmp_path / "snapshots"
+    await _started(_live(store, snapshots))
+    loaded = load_index(snapshots, model=MODEL, dimension=DIM)
+    assert loaded is not None
+    stamp = loaded[1]
+    assert stamp.revision == store.revision()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path / "chroma")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "writing"
+        time.sleep(1.5)  # inside the first or second of its three chunks
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        assert writer.returncode == -signal.SIGKILL
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    # As a new process would: this one's Chroma still holds the folder as it read it.
+    store.close()
+    SharedSystemClient.clear_system_cache()
+    reopened = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="snap", embedding_model=MODEL
+    )
+    marker = reopened.revision()
+    assert marker is not None and marker.startswith("pending-") and marker != stamp.revision

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from a2a.app.tenants import Tenants
 from a2a.embeddings import Embedder, load_embedder
@@ -131,3 +132,75 @@ async def test_org_level_category_note_names_the_categories_of_every_granted_ten
         present = {**query, "filters": {"category": "security"}}
         hits = await answer(client, "cstp.queryDecisions", present)
         assert [d["tenant"] for d in hits["decisions"]] == ["globex"] and "note" not in hits
+
+
+ORG_WORDS = ("kafka", "billing", "events", "postgres", "cache", "queue", "search", "auth")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"retrievalMode": "keyword"},
+        {"retrievalMode": "hybrid", "explain": True},
+        {"includeReasons": True, "maxDistance": 0.9},
+        {"recencyHalfLifeDays": 30},
+    ],
+    ids=["semantic", "keyword", "hybrid-explain", "reasons-max-distance", "recency"],
+)
+async def test_org_level_search_is_every_tenants_own_answer_merged(
+    settings: Settings, embedder: Embedder, extra: dict[str, Any]
+) -> None:
+    # Org-level search reads what a hit shows only for hits that can still make the list,
+    # in two worker calls side by side: the list must be that of every tenant's whole
+    # answer, merged (module a2a.app.org), field for field.
+    tenants = [f"t{n}" for n in range(5)]
+    async with served_app(settings, embedder) as (_, client):
+        for k, tenant in enumerate(tenants):
+            for n in range(12):
+                words = " ".join(ORG_WORDS[(n + k + j) % len(ORG_WORDS)] for j in range(3))
+                decision = {
+                    "id": f"d{n}",
+                    "title": f"Use {words} for service {n}",
+                    "date": f"202{n % 5}-0{1 + k}-01T00:00:00Z",
+                    "reasons": [{"type": "analysis", "text": "measured"}],
+                }
+                params = {"decision": decision, "tenant": tenant}
+                await answer(client, "cstp.recordDecision", params)
+        query = {"query": "kafka billing events", "limit": 7, **extra}
+        org = await answer(client, "cstp.queryDecisions", {**query, "tenant": "*"})
+        merged = []
+        for tenant in tenants:
+            own = await answer(client, "cstp.queryDecisions", {**query, "tenant": tenant})
+            merged += own["decisions"]
+    if "recencyHalfLifeDays" not in extra:
+        if "score" in merged[0]:
+            merged.sort(key=lambda d: (-d["score"], d["tenant"], d["id"]))
+        else:
+            merged.sort(key=lambda d: (d["distance"], d["tenant"], d["id"]))
+        assert org["decisions"] == merged[:7]
+    else:  # ranked by recency score: the same hits as the tenants' own, as a set of 7
+        assert all(d in merged for d in org["decisions"]) and len(org["decisions"]) == 7
+    assert len({d["tenant"] for d in org["decisions"]}) > 1
+    assert org["total"] == 7
+
+
+async def test_a_tenant_created_after_the_first_listing_is_listed_and_searched(
+    settings: Settings, embedder: Embedder
+) -> None:
+    # Embedded Chroma's collection names are listed once, then kept with those this
+    # process creates (ChromaDecisionStore.collection_names): a new tenant is seen at once.
+    async with served_app(settings, embedder) as (_, client):
+        decision = {"id": "d1", "title": "Kafka for billing events"}
+        await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": "acme"})
+        listed = await answer(client, "cstp.listTenants", {})
+        assert [t["name"] for t in listed["tenants"]] == ["acme"]
+        await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": "globex"})
+        listed = await answer(client, "cstp.listTenants", {})
+        assert [(t["name"], t["decisions"]) for t in listed["tenants"]] == [
+            ("acme", 1),
+            ("globex", 1),
+        ]
+        query = {"query": "kafka billing", "tenant": "*"}
+        found = (await answer(client, "cstp.queryDecisions", query))["decisions"]
+        assert [(d["tenant"], d["id"]) for d in found] == [("acme", "d1"), ("globex", "d1")]
