@@ -27,11 +27,15 @@ a2a-sdk-venv: $(SDK_VENV)/bin/.installed
 run: install
 	$(BIN)/cstp serve --index examples/decisions
 
+# Two pytest-xdist workers, each test file whole on one of them (its module fixtures, its
+# servers, stay shared); a single file runs faster without: `.venv/bin/pytest tests/x.py`.
+XDIST := -n 2 --dist loadfile
+
 test: install
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 
 test-fast: install
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest $(XDIST) -m "not slow"
 
 lint: install
 	$(BIN)/ruff check a2a tests bench scripts

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from filelock import FileLock
 from starlette.applications import Starlette
 
 from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
@@ -223,10 +224,19 @@ def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.servers import cstp
 
     require_shared()
-    data_dir = tmp_path_factory.mktemp("adr-store-template")
-    indexed = cstp("index", str(ADR_CORPUS), env={"CSTP_DATA_DIR": str(data_dir)})
-    assert indexed.returncode == 0, indexed.stderr[-3000:]
-    assert ADR_INDEX_SUMMARY in indexed.stderr
+    # Under pytest-xdist the workers share one run directory: the first to get here indexes
+    # the corpus, the others wait on the lock and reuse it (never written after it is made).
+    shared = tmp_path_factory.getbasetemp().parent
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp()
+    data_dir = shared / "adr-store-template"
+    with FileLock(str(shared / "adr-store-template.lock")):
+        if not (data_dir / "indexed").exists():
+            shutil.rmtree(data_dir, ignore_errors=True)
+            indexed = cstp("index", str(ADR_CORPUS), env={"CSTP_DATA_DIR": str(data_dir)})
+            assert indexed.returncode == 0, indexed.stderr[-3000:]
+            assert ADR_INDEX_SUMMARY in indexed.stderr
+            (data_dir / "indexed").write_text(indexed.stderr)
     return data_dir
 
 
