@@ -182,11 +182,20 @@ def test_browse_order_toggle_gives_oldest_first(page: Any, base_url: str) -> Non
     browse_ids(page, 1)
     page.select_option("#order", "dateAsc")
     page.fill("#page-size", "5")
+    expected = [
+        d["id"]
+        for d in rpc(base_url, "cstp.listDecisions", {"order": "dateAsc", "limit": 5})["decisions"]
+    ]
     page.click("#browse-load")
-    page.wait_for_selector("#browse-table[data-loads='2']", state="attached")
+    # Wait for the rows themselves, not a count of loads: under load the first page can be
+    # asked for twice (the view shown, then the token set) before this submit.
+    page.wait_for_function(
+        "ids => JSON.stringify([...document.querySelectorAll('#browse-rows tr')]"
+        ".map(r => r.dataset.id)) === JSON.stringify(ids)",
+        arg=expected,
+    )
     shown = page.eval_on_selector_all("#browse-rows tr", "e => e.map(r => r.dataset.id)")
-    expected = rpc(base_url, "cstp.listDecisions", {"order": "dateAsc", "limit": 5})
-    assert shown == [d["id"] for d in expected["decisions"]]
+    assert shown == expected
 
 
 def test_calibration_draws_the_reliability_diagram_and_brier_score(
