@@ -14,7 +14,6 @@ import numpy.typing as npt
 
 from a2a.index.stored_fields import load_array, padded
 from a2a.index.topk import REACH
-from a2a.index.typos import nearest
 
 BoolArray = npt.NDArray[np.bool_]
 _Weighted = tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.float64]]
@@ -108,8 +107,6 @@ class BM25Index:
         self._length = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._size = 0
         self._snapshot: _Snapshot | None = None
-        #: Unknown query term -> its correction (`corrected`), for the current vocabulary.
-        self._corrections: dict[str, str] = {}
 
     def __len__(self) -> int:
         return self._size
@@ -119,7 +116,6 @@ class BM25Index:
         statistics computed for the current rows (recomputed at the first query)."""
         state = self.__dict__.copy()
         state["_snapshot"] = None
-        state.pop("_corrections", None)
         return state
 
     @property
@@ -193,7 +189,6 @@ class BM25Index:
             self._length = _resized(self._length, max(end, 2 * len(self._length), 1024))
         self._length[first:end] = [len(terms) for terms in documents]
         self._size = end
-        self._corrections = {}  # the vocabulary may change
         by_term: dict[str, list[int]] = {}
         for offset, terms in enumerate(documents):
             row = first + offset
@@ -265,23 +260,6 @@ class BM25Index:
             keep = scores >= max(kth - REACH, _TINY)
             rows, scores = rows[keep], scores[keep]
         return rows, scores
-
-    def corrected(self, terms: Sequence[str]) -> tuple[str, ...]:
-        """`terms` with each term this index never saw replaced by its nearest indexed
-        term (a2a.index.typos.nearest: one or two edits, same first letter), or kept when
-        none is near. Terms it holds are kept as they are."""
-        if all(term in self._terms for term in terms):
-            return tuple(terms)
-        # Corrections of the current vocabulary (reset by `add`): a paraphrase's unknown
-        # words recur, and each scan costs ~20-25 ms per 50k terms.
-        # (A snapshot leaves the cache out: an unpickled index starts one here.)
-        corrections: dict[str, str] = self.__dict__.setdefault("_corrections", {})
-        unknown = [t for t in dict.fromkeys(terms) if t not in self._terms and t not in corrections]
-        if unknown:
-            frequencies = {term: postings.size for term, postings in self._terms.items()}
-            for term in unknown:
-                corrections[term] = nearest(term, frequencies) or term
-        return tuple(term if term in self._terms else corrections[term] for term in terms)
 
     def work(self, terms: Sequence[str], generation: int) -> int | None:
         """An upper bound on the work of `best(terms, ..., generation)`, in multiply-adds

@@ -633,7 +633,7 @@ class SearchIndex:
         given, is `mask`'s true rows ascending (from `selection`).
         """
         alive = self.columns.alive
-        terms = self._bm25.corrected(analyze_query(query))
+        terms = analyze_query(query)
         rows, scores = self._bm25.best(terms, mask, alive, k, self._generation, passing)
         chosen = top_k(scores, rows, k, self._ids, descending=True)
         return [Match(self._ids[row], row, float("nan"), score) for row, score in chosen]
