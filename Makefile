@@ -27,10 +27,9 @@ a2a-sdk-venv: $(SDK_VENV)/bin/.installed
 run: install
 	$(BIN)/cstp serve --index examples/decisions
 
-# Three pytest-xdist workers (the tests wait on servers part of the time, so a third keeps
-# both cores busy), each test file whole on one of them (its module fixtures, its
+# Two pytest-xdist workers, each test file whole on one of them (its module fixtures, its
 # servers, stay shared); a single file runs faster without: `.venv/bin/pytest tests/x.py`.
-XDIST := -n 3 --dist loadfile
+XDIST := -n 2 --dist loadfile
 
 test: install
 	$(BIN)/pytest $(XDIST)
