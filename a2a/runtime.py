@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from a2a.embeddings import Embedder, load_embedder
 from a2a.settings import Settings
-from a2a.store import ChromaDecisionStore, EmbeddedStoreLock, StoreUnavailable, open_store
+from a2a.store.chroma import ChromaDecisionStore, open_store
+from a2a.store.errors import StoreUnavailable
+from a2a.store.lock import EmbeddedStoreLock
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from query_bench import generate_records
 
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 
 BATCH = 5000
 

@@ -53,7 +53,7 @@ from a2a.index import search_index as planner
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.query.params import QueryFilters
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import as_stored
 
 FAST = "wordllama-l2-supercat-256"

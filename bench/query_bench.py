@@ -46,7 +46,8 @@ from a2a.query.filters import to_where
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord, Reason, Stakes, Status
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 
 #: Extra results the raw-Chroma floor asks for beyond LIMIT, as the service's Chroma-backed
 #: ranking once did to break ties by id (the search index now breaks them itself).

@@ -51,7 +51,8 @@ from a2a.index.vectors import VectorMatrix
 from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.query.params import QueryDecisionsParams, QueryFilters
 from a2a.query.service import QueryService
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 
 FAST = "wordllama-l2-supercat-256"
 FILTERS: dict[str, dict[str, Any] | None] = {

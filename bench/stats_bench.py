@@ -32,7 +32,8 @@ from a2a.decisions.params import GetStatsParams
 from a2a.decisions.service import DecisionService
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import as_stored
 
 FILTER = {"category": "security"}

@@ -49,7 +49,7 @@ from query_bench import generate_queries, generate_records, percentile
 from a2a.embeddings import load_embedder
 from a2a.index.search_index import GRAPH_MIN_ROWS, ORG_GRAPH_MIN_ROWS
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.tenants.names import collection_of
 
 FAST = "wordllama-l2-supercat-256"

@@ -144,7 +144,7 @@ def raw_upserts_per_s(folder: Path, count: int = 50) -> float:
     """
     from a2a.embeddings import load_embedder
     from a2a.records import DecisionRecord
-    from a2a.store import ChromaDecisionStore
+    from a2a.store.chroma import ChromaDecisionStore
 
     embedder = load_embedder("wordllama-l2-supercat-256")
     store = ChromaDecisionStore(

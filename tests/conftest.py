@@ -21,7 +21,7 @@ from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord, Reason
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 
 REPO = Path(__file__).resolve().parents[1]
 #: ../shared next to the repository, as on developers' machines and in CI.

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from a2a.store import EmbeddedStoreLock
+from a2a.store.lock import EmbeddedStoreLock
 from tests.conftest import REPO, rpc_call
 from tests.servers import cstp, free_port, output_of, start_cstp, stop
 

@@ -19,3 +19,17 @@ def test_the_import_contracts_are_kept() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
+
+
+def test_the_command_line_loads_no_store_until_a_command_needs_one() -> None:
+    """`cstp query`, `cstp record` and the other client commands start without chromadb,
+    faiss or the embedding model (about 0.3 s of imports saved on every call); `serve` and
+    `index` load them when they run."""
+    probe = (
+        "import sys, a2a.cli.main; "
+        "print(sorted(m for m in ('chromadb', 'faiss', 'onnxruntime') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "[]"

@@ -15,7 +15,8 @@ from a2a.embeddings import Embedder, load_embedder
 from a2a.embeddings.child import ModelProcess
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore, StoredDecision
+from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.stored import StoredDecision
 
 FAST = "wordllama-l2-supercat-256"
 BATCH = 4

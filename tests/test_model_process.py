@@ -18,7 +18,7 @@ from a2a.embeddings.child import ModelProcess
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.stopping import StopRequest
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 
 FAST = "wordllama-l2-supercat-256"
 BATCH = 4

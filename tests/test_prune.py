@@ -14,7 +14,8 @@ from a2a.embeddings import Embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
 from a2a.settings import Settings
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import decode
 from tests.servers import cstp
 

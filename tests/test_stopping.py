@@ -11,7 +11,7 @@ from a2a.embeddings import Embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.stopping import StopRequest, stop_on_signals
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 
 #: Small batches keep these runs short (the default is a2a.ingest.indexer.BATCH_SIZE).
 BATCH = 512

@@ -30,7 +30,8 @@ from a2a.methods import STORE_METHOD_ERRORS, NoParams
 from a2a.query.service import QueryService
 from a2a.rpc.methods import CallContext, Method
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore, StoreUnavailable
+from a2a.store.async_store import AsyncStore
+from a2a.store.errors import StoreUnavailable
 from a2a.tenants.grants import Grant
 from a2a.tenants.names import DEFAULT_TENANT, EVERY_TENANT
 from a2a.workers import Saturated

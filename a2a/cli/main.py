@@ -12,7 +12,7 @@ import errno
 import signal
 import socket
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -28,13 +28,15 @@ from a2a.cli.query import query
 from a2a.cli.search import docs, similar
 from a2a.cli.tenants import tenants
 from a2a.embeddings import EmbeddingModelError
-from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.ingest.stopping import StopRequest, stop_on_signals
 from a2a.observability.logs import configure_logging
-from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
-from a2a.store import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
 from a2a.tenants.names import collection_of
+
+if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
+    from a2a.ingest.indexer import IndexSummary
+    from a2a.runtime import Runtime
 
 app = typer.Typer(
     add_completion=False,
@@ -89,6 +91,8 @@ def _settings(**overrides: Any) -> Settings:
 
 
 def _open(settings: Settings, role: str) -> Runtime:
+    from a2a.runtime import Runtime
+
     try:
         return Runtime.open(settings, role=role)
     except (StoreLocked, EmbeddingModelMismatch, EmbeddingModelError, StoreUnavailable) as exc:
@@ -104,6 +108,8 @@ def _run_index(
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
     otherwise), warnings, failures and a one-line summary on stderr."""
+    from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+
     indexer = Indexer(
         runtime.store,
         runtime.embedder,
@@ -199,6 +205,7 @@ def index(
         try:
             summary = _run_index(runtime, paths, stop, progress)
             if prune and not summary.interrupted:
+                from a2a.ingest.indexer import Indexer
                 from a2a.ingest.prune import prune_and_report
 
                 indexer = Indexer(
@@ -423,7 +430,7 @@ def evaluate_command(
     from a2a.evaluation.threshold import load_off_topic
     from a2a.http.state import fusion_config, hybrid_config
     from a2a.query.service import QueryService
-    from a2a.store import AsyncStore
+    from a2a.store.async_store import AsyncStore
 
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     if unknown := set(chosen) - set(MODES):

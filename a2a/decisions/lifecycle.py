@@ -17,8 +17,9 @@ from a2a.decisions.params import CHANGEABLE, DeleteDecisionParams, UpdateDecisio
 from a2a.decisions.writes import Written
 from a2a.errors import FieldError, InvalidParams, MissingScope
 from a2a.records import Change, DecisionRecord, Reason
-from a2a.store import AsyncStore, StoredRecord
+from a2a.store.async_store import AsyncStore
 from a2a.store.metadata import record_of
+from a2a.store.pages import StoredRecord
 
 log = logging.getLogger(__name__)
 

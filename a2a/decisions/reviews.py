@@ -10,7 +10,7 @@ from a2a.store.metadata import record_of
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
-    from a2a.store import DecisionStore
+    from a2a.store.interface import DecisionStore
 
 #: What cstp.reviewDecision sets; carried from the stored record onto a re-indexed one.
 REVIEW_FIELDS = ("outcome", "status", "lessons", "reviewed_at")

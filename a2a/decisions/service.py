@@ -48,8 +48,10 @@ from a2a.embeddings import Embedder
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
-from a2a.store import AsyncStore, StoredRecord, StoreUnavailable
+from a2a.store.async_store import AsyncStore
+from a2a.store.errors import StoreUnavailable
 from a2a.store.metadata import as_stored, record_of
+from a2a.store.pages import StoredRecord
 
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
 #: least 64; at 80 bits a collision is not expected before ~10^12 decisions.

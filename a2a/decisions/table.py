@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -13,8 +13,10 @@ from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.paging import IdsOf, Rows
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
-from a2a.store import AsyncStore
 from a2a.store.stored import StoredDecision
+
+if TYPE_CHECKING:
+    from a2a.store.async_store import AsyncStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from a2a.decisions.service import DecisionService
 from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
 from a2a.settings import Settings
-from a2a.store import AsyncStore
+from a2a.store.async_store import AsyncStore
 from a2a.tenants.names import DEFAULT_TENANT
 
 T = TypeVar("T")

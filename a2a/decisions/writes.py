@@ -14,8 +14,9 @@ from a2a.decisions.claims import CreationClaims
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams
 from a2a.records import DecisionRecord
-from a2a.store import AsyncStore, StoreUnavailable
+from a2a.store.async_store import AsyncStore
 from a2a.store.deadlines import call_deadline
+from a2a.store.errors import StoreUnavailable
 from a2a.store.stored import StoredDecision
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from a2a.http.state import AppState, state_of
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from a2a.rpc import protocol
-from a2a.store import EmbeddingModelMismatch, StoreUnavailable
+from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,8 @@ from a2a.rpc.pipeline import Pipeline
 from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore, ChromaDecisionStore, open_store
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 from a2a.workers import WorkerPool
 

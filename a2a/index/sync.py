@@ -29,8 +29,10 @@ from a2a.index.snapshot import (
 )
 from a2a.index.staleness import mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
-from a2a.store import DecisionStore, StoreUnavailable
-from a2a.store.chroma import READERS, StoredPage
+from a2a.store.chroma import READERS
+from a2a.store.errors import StoreUnavailable
+from a2a.store.interface import DecisionStore
+from a2a.store.pages import StoredPage
 
 log = logging.getLogger(__name__)
 

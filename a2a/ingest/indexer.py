@@ -16,7 +16,7 @@ from a2a.embeddings.background import BackgroundModel, ModelThread
 from a2a.embeddings.child import ModelProcess
 from a2a.ingest import LoadedFile, ParseError, discover, load_file
 from a2a.records import DecisionRecord
-from a2a.store import DecisionStore
+from a2a.store.interface import DecisionStore
 
 #: Records embedded and written per batch (capped by Chroma's max batch size, 5,461
 #: embedded). Chroma's per-call cost is large: at 10k records, batches of 5,000 indexed

@@ -9,7 +9,7 @@ from pathlib import Path
 from a2a.ingest import ParseError, discover
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
-from a2a.store import DecisionStore
+from a2a.store.interface import DecisionStore
 from a2a.store.stored import StoredDecision
 
 

@@ -21,7 +21,7 @@ from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import by_recency, recent_candidates
 from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
-from a2a.store import AsyncStore
+from a2a.store.async_store import AsyncStore
 from a2a.workers import WorkerPool
 
 #: Work a query of a static embedder may do on the event loop, in multiply-adds of the

@@ -16,7 +16,7 @@ from a2a.settings import SimilarityWeights
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
 from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, no_match_reason
 from a2a.similarity.scoring import Profile, Scored, rank_by_score
-from a2a.store import AsyncStore
+from a2a.store.async_store import AsyncStore
 from a2a.store.stored import StoredDecision
 from a2a.workers import WorkerPool
 

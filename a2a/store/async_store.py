@@ -9,10 +9,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from a2a.store.chroma import StoredRecord
 from a2a.store.deadlines import seconds_left
 from a2a.store.errors import StoreUnavailable
 from a2a.store.interface import DecisionStore
+from a2a.store.pages import StoredRecord
 from a2a.workers import Saturated, WorkerPool
 
 T = TypeVar("T")

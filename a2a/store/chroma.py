@@ -12,7 +12,6 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +24,7 @@ from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError, NotFoundError
 
 from a2a.records import DecisionRecord
+from a2a.settings import Settings
 from a2a.store.affinity import pin_chroma_threads
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.store.metadata import (
@@ -37,6 +37,7 @@ from a2a.store.metadata import (
     stored_of,
     to_metadata,
 )
+from a2a.store.pages import PAGE_SIZE, StoredPage, StoredRecord
 from a2a.store.revisions import LocalRevisions
 from a2a.store.stored import StoredDecision
 
@@ -48,9 +49,6 @@ MODEL_KEY = "embedding_model"
 REVISION_KEY = "revision"
 #: Embedded: the marker while a write's data goes in (see `_mark_pending`).
 PENDING_PREFIX = "pending-"
-#: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
-#: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
-PAGE_SIZE = 5000
 #: Threads reading whole-store pages at once: Chroma's embedded `get` releases the GIL,
 #: so a second reader overlaps Chroma's SQLite work with the caller's (a2a.index.sync).
 READERS = 2
@@ -62,37 +60,6 @@ TORN_PAGE_RETRIES = 3
 #: into. Chroma keeps a collection's settings from its creation, so older collections
 #: keep theirs and work unchanged.
 HNSW_CONFIGURATION = {"space": "cosine", "ef_construction": 32, "max_neighbors": 8}
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRecord:
-    """A stored record: id, its fields (decoded from Chroma's metadata), and its embedded
-    text when asked for."""
-
-    id: str
-    decision: StoredDecision
-    document: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredPage:
-    """One page of a whole-store read: ids, metadata, text and float32 embeddings (n x dim).
-
-    `documents` and `embeddings` are None when not asked for.
-    """
-
-    ids: list[str]
-    metadatas: list[dict[str, Any]]
-    documents: list[str] | None
-    embeddings: npt.NDArray[np.float32] | None
-    #: `metadatas` decoded already (when the text was rebuilt from them), else None.
-    decoded: list[StoredDecision] | None = None
-
-    def decisions(self) -> list[StoredDecision]:
-        """The page's records, typed (decoded from `metadatas`), in page order."""
-        if self.decoded is not None:
-            return self.decoded
-        return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
 
 
 def _torn(result: dict[str, Any], include: Sequence[str]) -> str | None:
@@ -640,3 +607,22 @@ def is_chroma_failure(exc: BaseException) -> bool:
         code = exc.code()
         return code >= _SERVER_FAILURE or code == 429
     return isinstance(exc, ConnectionError | TimeoutError | sqlite3.OperationalError)
+
+
+def open_store(
+    settings: Settings, collection: str | None = None, revisions: LocalRevisions | None = None
+) -> ChromaDecisionStore:
+    """The store the settings name: a Chroma server when `chroma_url` is set, else embedded;
+    its collection `collection` (a tenant's, a2a.tenants.names), else CSTP_COLLECTION.
+    `revisions`: those of another store on the same folder (every store object of a
+    process on one embedded folder shares one; see ChromaDecisionStore)."""
+    server_url = None if settings.chroma_url is None else str(settings.chroma_url)
+    return ChromaDecisionStore(
+        collection=collection or settings.collection,
+        embedding_model=settings.embedding_model,
+        data_dir=None if server_url else settings.data_dir / "chroma",
+        server_url=server_url,
+        timeout_seconds=settings.chroma_timeout_seconds,
+        single_core=settings.chroma_single_core,
+        revisions=revisions,
+    )

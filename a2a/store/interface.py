@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.records import DecisionRecord
-from a2a.store.chroma import PAGE_SIZE, StoredPage, StoredRecord
+from a2a.store.pages import PAGE_SIZE, StoredPage, StoredRecord
 from a2a.store.stored import StoredDecision
 
 

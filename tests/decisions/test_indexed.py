@@ -18,7 +18,8 @@ from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 from tests.index.helpers import index_of
 

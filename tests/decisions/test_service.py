@@ -18,7 +18,8 @@ from a2a.errors import InvalidParams
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import record_of
 from a2a.workers import WorkerPool
 from tests.conftest import SAMPLE, index_records

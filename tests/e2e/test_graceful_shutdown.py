@@ -20,7 +20,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import REPO, rpc_call
 from tests.servers import BIN, cstp, free_port, start_chroma, start_cstp, stop
 

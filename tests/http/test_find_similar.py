@@ -11,7 +11,7 @@ import pytest
 from a2a.embeddings import Embedder
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import app_client, index_records, rpc_call
 
 #: The wording both decoys copy; the true match says the same thing in other words.

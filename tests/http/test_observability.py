@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from a2a.embeddings import Embedder
 from a2a.settings import Settings, load_settings
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call, served_app
 
 TOKENS = "alice:alice-token-1"

@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 
 
 def unit_vectors(count: int, dim: int, seed: int = 0) -> npt.NDArray[np.float32]:

@@ -18,7 +18,7 @@ from a2a.index.search_index import MIN_COMPACT
 from a2a.index.snapshot import CURRENT, MANIFEST, SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.stored import StoredDecision
 from tests.index.helpers import unit_vectors
 

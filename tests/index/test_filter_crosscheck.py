@@ -12,7 +12,7 @@ from a2a.index.columns import FilterColumns
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.stored import StoredDecision
 from tests.conftest import SAMPLE, utc
 from tests.index.helpers import index_of, write

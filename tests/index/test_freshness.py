@@ -13,7 +13,7 @@ import httpx
 import pytest
 import yaml
 
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import rpc_call
 from tests.servers import cstp, free_port, start_chroma, start_cstp, stop
 

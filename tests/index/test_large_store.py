@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import rpc_call
 from tests.index.helpers import unit_vectors
 from tests.servers import free_port, start_cstp, stop

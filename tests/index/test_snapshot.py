@@ -23,7 +23,7 @@ from a2a.index.snapshot import (
 )
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.index.helpers import unit_vectors
 
 DIM = 8
@@ -282,7 +282,7 @@ KILLED_WRITER = """
 import sys
 from pathlib import Path
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.index.helpers import unit_vectors
 
 folder = Path(sys.argv[1])

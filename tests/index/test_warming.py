@@ -13,8 +13,8 @@ from a2a.embeddings import Embedder
 from a2a.http.app import create_app
 from a2a.runtime import Runtime
 from a2a.settings import Settings
-from a2a.store import ChromaDecisionStore
-from a2a.store.chroma import StoredPage
+from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.pages import StoredPage
 from tests.conftest import SAMPLE, index_records, rpc_call
 
 

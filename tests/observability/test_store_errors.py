@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from a2a.store import AsyncStore, StoreUnavailable
+from a2a.store.async_store import AsyncStore
+from a2a.store.errors import StoreUnavailable
 
 
 class FailingStore:

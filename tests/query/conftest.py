@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from a2a.embeddings import Embedder, load_embedder
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 
 FAST = "wordllama-l2-supercat-256"

@@ -16,7 +16,8 @@ from a2a.embeddings import Embedder
 from a2a.embeddings.batching import DynamicBatcher
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import InlinePolicy, QueryService
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.query.test_inline import Counted, Undeclared
 
 

@@ -10,7 +10,8 @@ from a2a.embeddings import Embedder
 from a2a.query.matching import category_note, suggest_categories
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from a2a.embeddings import Embedder
 from a2a.settings import SettingsError, load_settings
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call
 
 #: Words from every sample record's title, so that BM25 matches each of them.

@@ -11,7 +11,8 @@ from a2a.embeddings import Embedder
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import index_records
 
 

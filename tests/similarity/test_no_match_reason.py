@@ -13,7 +13,7 @@ from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.similarity.results import NO_STRUCTURE, no_match_reason
 from a2a.similarity.scoring import Profile
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import app_client, index_records, rpc_call
 
 

@@ -12,7 +12,8 @@ from a2a.records import DecisionRecord
 from a2a.settings import DEFAULT_WEIGHTS, SimilarityWeights
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.service import SimilarityService
-from a2a.store import AsyncStore, ChromaDecisionStore
+from a2a.store.async_store import AsyncStore
+from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
 
 #: Touches every tag in SAMPLE, plus stakes `low` (d05 has no tags): d01-d05 score above 0.

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.records import DecisionRecord
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, format_date, record_json
 
 

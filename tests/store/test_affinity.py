@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from a2a.settings import load_settings
-from a2a.store import ChromaDecisionStore
 from a2a.store.affinity import CHROMA_THREADS, pin_chroma_threads
+from a2a.store.chroma import ChromaDecisionStore
 
 TASKS = Path("/proc/self/task")
 pytestmark = pytest.mark.skipif(

@@ -11,7 +11,7 @@ import pytest
 
 from a2a.embeddings import Embedder
 from a2a.settings import load_settings
-from a2a.store import open_store
+from a2a.store.chroma import open_store
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call
 from tests.servers import cstp, free_port, start_chroma, stop
 

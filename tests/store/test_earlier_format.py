@@ -12,7 +12,7 @@ import pytest
 from a2a.embeddings import Embedder
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
-from a2a.store import ChromaDecisionStore
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import as_stored, to_metadata
 from tests.conftest import SAMPLE, index_records
 from tests.index.helpers import index_of, unit_vectors, write

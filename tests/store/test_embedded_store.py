@@ -10,8 +10,8 @@ from a2a.embeddings import Embedder
 from a2a.records import DecisionRecord
 from a2a.runtime import Runtime
 from a2a.settings import Settings
-from a2a.store import ChromaDecisionStore, EmbeddingModelMismatch, StoreLocked
-from a2a.store.chroma import REVISION_KEY
+from a2a.store.chroma import REVISION_KEY, ChromaDecisionStore
+from a2a.store.errors import EmbeddingModelMismatch, StoreLocked
 from a2a.store.metadata import decode
 from tests.conftest import SAMPLE, index_records
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from a2a.records import DecisionRecord, Reason
-from a2a.store import ChromaDecisionStore, StoredDecision
+from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import decode, record_of, to_metadata
+from a2a.store.stored import StoredDecision
 from tests.conftest import SAMPLE
 from tests.index.helpers import index_of, write
 
