@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 #: 2,000 writes in group commits, interleaved with queries in every mode. The test ran with
 #: 8 x 1,000 at first (100 s of the suite for the same property); the throughput is
 #: measured by bench/write_load.py, not here.
-WRITERS, PER_WRITER = 8, 100
+WRITERS, PER_WRITER = 8, 50
 
 
 def decision(writer: int, number: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 FAST = "wordllama-l2-supercat-256"
 #: Past SQLite's bound-variable limit (32,766), where whole-store reads used to fail.
-RECORDS = 34_000
+RECORDS = 33_000
 TOPICS = ["postgres", "kafka", "kubernetes", "terraform", "graphql", "redis", "vault"]
 
 
