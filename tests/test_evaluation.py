@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from a2a.cli.main import app as cli_app
-from a2a.evaluation import load_queries, ndcg, recall_at, reciprocal_rank
+from a2a.evaluation.metrics import ndcg, recall_at, reciprocal_rank
+from a2a.evaluation.queries import load_queries
 from tests.conftest import REPO
 from tests.servers import cstp
 

@@ -425,7 +425,8 @@ def evaluate_command(
     import tempfile
     import time
 
-    from a2a.evaluation import MODES, load_queries
+    from a2a.evaluation.modes import MODES
+    from a2a.evaluation.queries import load_queries
     from a2a.evaluation.report import EvalOptions, report_json, report_text, run_evaluation
     from a2a.evaluation.threshold import load_off_topic
     from a2a.http.state import fusion_config, hybrid_config

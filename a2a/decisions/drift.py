@@ -8,11 +8,13 @@ recent Brier score exceeds the baseline by at least 20% and by at least 0.03.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ConfigDict
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
 
 MIN_SCORED: Final = 5
 MIN_RATIO: Final = 1.2
@@ -22,9 +24,12 @@ DAY_SECONDS: Final = 86_400
 _SLACK: Final = 1e-12
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(
+    frozen=True, slots=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
+)
 class DriftGroup:
-    """One group's scored decisions and Brier score in each window (None when none)."""
+    """One group's scored decisions and Brier score in each window (None when none); as
+    sent, one entry of cstp.checkDrift's `groups` (camelCase)."""
 
     group: str | None
     recent_brier: float | None

@@ -65,7 +65,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         return (await service.record_decision(params, ctx.agent)).to_wire()
 
     async def review_decision(params: ReviewDecisionParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.review_decision(params)).model_dump(by_alias=True)
+        return (await service.review_decision(params)).to_wire()
 
     async def get_decision(params: GetDecisionParams, ctx: CallContext) -> dict[str, Any]:
         return (await service.get_decision(params)).to_wire()
@@ -77,7 +77,7 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         return (await service.get_calibration(params)).to_wire()
 
     async def update_decision(params: UpdateDecisionParams, ctx: CallContext) -> dict[str, Any]:
-        return (await service.update_decision(params, ctx.agent)).model_dump(by_alias=True)
+        return (await service.update_decision(params, ctx.agent)).to_wire()
 
     async def delete_decision(params: DeleteDecisionParams, ctx: CallContext) -> dict[str, Any]:
         return (await service.delete_decision(params, ctx.agent, ctx.scopes)).to_wire()

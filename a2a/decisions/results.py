@@ -4,40 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from a2a.decisions.calibration import Calibration
 from a2a.decisions.drift import DriftGroup
 from a2a.decisions.stats import Count, Stats
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord
-from a2a.store.metadata import format_date
+from a2a.rpc.wire import WireModel
+from a2a.store.metadata import date_text, format_date, summary_fields
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase."""
-        return self.model_dump(by_alias=True, mode="json")
-
-
-class RecordDecisionResult(_Wire):
+class RecordDecisionResult(WireModel):
     """`id` of the stored decision; `created` false when an identical one was already there."""
 
     id: str
     created: bool
 
 
-class ReasonResult(_Wire):
+class ReasonResult(WireModel):
     """One reason of a decision: its type and text."""
 
     type: str
     text: str
 
 
-class ChangeResult(_Wire):
+class ChangeResult(WireModel):
     """One entry of a decision's history: when (RFC 3339 UTC), by which agent, why, and
     each changed field's `[old, new]` by its wire name."""
 
@@ -47,7 +39,7 @@ class ChangeResult(_Wire):
     changes: dict[str, tuple[Any, Any]]
 
 
-class LinksResult(_Wire):
+class LinksResult(WireModel):
     """Ids of the decisions linked to one: those it supersedes, those superseding it, and
     those related to it either way (its own `relatedTo` first)."""
 
@@ -80,27 +72,15 @@ class DecisionResult(DecisionMetadata):
     def of(cls, record: DecisionRecord) -> DecisionResult:
         """The wire form of `record`."""
 
-        def moment(value: Any) -> str | None:
-            return None if value is None else format_date(value)
-
         return cls(
-            id=record.id,
-            title=record.title,
-            category=record.category,
-            confidence=record.confidence,
-            stakes=record.stakes,
-            status=record.status,
-            outcome=record.outcome,
-            date=moment(record.date),
-            source=record.source,
-            recorded_by=record.recorded_by,
-            recorded_at=moment(record.recorded_at),
+            **summary_fields(record),
+            recorded_at=date_text(record.recorded_at),
             context=record.context,
             decision=record.decision,
             reasons=[ReasonResult(type=r.type, text=r.text) for r in record.reasons],
             tags=list(record.tags),
             lessons=record.lessons,
-            reviewed_at=moment(record.reviewed_at),
+            reviewed_at=date_text(record.reviewed_at),
             superseded_by=record.superseded_by[-1] if record.superseded_by else None,
             links=LinksResult(
                 supersedes=list(record.supersedes),
@@ -118,26 +98,22 @@ class DecisionResult(DecisionMetadata):
             ],
         )
 
-    def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase."""
-        return self.model_dump(by_alias=True, mode="json")
 
-
-class DeleteDecisionResult(_Wire):
+class DeleteDecisionResult(WireModel):
     """cstp.deleteDecision: the id, and `deleted` (always true: a failure is an error)."""
 
     id: str
     deleted: bool
 
 
-class ListDecisionsResult(_Wire):
+class ListDecisionsResult(WireModel):
     """One page of summaries (no distance) in date order, and the cursor of the next page."""
 
     decisions: list[DecisionMetadata]
     next_cursor: str | None
 
 
-class BinResult(_Wire):
+class BinResult(WireModel):
     """A reliability bin: [from, to) (the last one closed), its count and mean values, and
     the 95% Wilson interval of its success rate (null when empty)."""
 
@@ -150,7 +126,7 @@ class BinResult(_Wire):
     success_rate_high: float | None
 
 
-class CategoryResult(_Wire):
+class CategoryResult(WireModel):
     """Scored decisions of one category and their Brier score."""
 
     category: str | None
@@ -158,7 +134,7 @@ class CategoryResult(_Wire):
     brier_score: float
 
 
-class AgentResult(_Wire):
+class AgentResult(WireModel):
     """Scored decisions of one agent (null: records from files) and their Brier score."""
 
     agent: str | None
@@ -166,7 +142,7 @@ class AgentResult(_Wire):
     brier_score: float
 
 
-class MonthResult(_Wire):
+class MonthResult(WireModel):
     """Scored decisions dated in one UTC month (`YYYY-MM`) and their Brier score."""
 
     month: str
@@ -174,7 +150,7 @@ class MonthResult(_Wire):
     brier_score: float
 
 
-class CalibrationResult(_Wire):
+class CalibrationResult(WireModel):
     """cstp.getCalibration: scored decisions, Brier score (null when none), bins, categories;
     Murphy's decomposition of `brierScoreBinned` (each decision scored with its bin's mean
     confidence): `reliability - resolution + uncertainty == brierScoreBinned`; per agent
@@ -233,14 +209,14 @@ class CalibrationResult(_Wire):
         )
 
 
-class MonthCountResult(_Wire):
+class MonthCountResult(WireModel):
     """Decisions dated in one UTC month, per outcome (`none`: without one)."""
 
     month: str
     outcomes: dict[str, int]
 
 
-class StatsResult(_Wire):
+class StatsResult(WireModel):
     """cstp.getStats: decisions passing the filters, undated ones, by month (ascending) x
     outcome, and by category, status and agent (count descending, then name, null last)."""
 
@@ -268,35 +244,12 @@ class StatsResult(_Wire):
         )
 
 
-class DriftGroupResult(_Wire):
-    """One group of cstp.checkDrift (a category or an agent; null: without one)."""
-
-    group: str | None
-    recent_brier: float | None
-    baseline_brier: float | None
-    recent_decisions: int
-    baseline_decisions: int
-    drifted: bool
-
-
-class DriftResult(_Wire):
+class DriftResult(WireModel):
     """cstp.checkDrift: one entry per group with scored decisions in either window."""
 
-    groups: list[DriftGroupResult]
+    groups: list[DriftGroup]
 
     @classmethod
     def of(cls, groups: list[DriftGroup]) -> DriftResult:
         """The wire form of `groups`."""
-        return cls(
-            groups=[
-                DriftGroupResult(
-                    group=g.group,
-                    recent_brier=g.recent_brier,
-                    baseline_brier=g.baseline_brier,
-                    recent_decisions=g.recent_decisions,
-                    baseline_decisions=g.baseline_decisions,
-                    drifted=g.drifted,
-                )
-                for g in groups
-            ]
-        )
+        return cls(groups=groups)

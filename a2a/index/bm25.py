@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array, padded
+from a2a.index.stored_fields import load_part, padded, save_arrays
 from a2a.index.topk import REACH
 
 BoolArray = npt.NDArray[np.bool_]
@@ -145,12 +145,7 @@ class BM25Index:
             rows[start : start + postings.size] = postings.rows[: postings.size]
             tfs[start : start + postings.size] = postings.tfs[: postings.size]
         lengths = padded(self.lengths, self._size)
-        arrays = {"rows": rows, "tfs": tfs, "offsets": offsets, "lengths": lengths}
-        paths = []
-        for name, array in arrays.items():
-            path = folder / f"bm25.{name}.npy"
-            np.save(path, np.ascontiguousarray(array))
-            paths.append(path)
+        paths = save_arrays(folder, "bm25", rows=rows, tfs=tfs, offsets=offsets, lengths=lengths)
         return paths, terms
 
     @classmethod
@@ -161,19 +156,17 @@ class BM25Index:
         copy-on-write (each term's postings views; a term written to after the load is
         copied into memory first). Raises ValueError when the files do not fit."""
         loaded = cls(k1, b)
-        rows = load_array(folder / "bm25.rows.npy")
-        tfs = load_array(folder / "bm25.tfs.npy")
-        offsets: list[int] = load_array(folder / "bm25.offsets.npy").tolist()
+        rows = load_part(folder, "bm25", "rows")
+        tfs = load_part(folder, "bm25", "tfs")
+        offsets: list[int] = load_part(folder, "bm25", "offsets").tolist()
         if len(offsets) != len(terms) + 1 or len(rows) != len(tfs) or offsets[-1] != len(rows):
             raise ValueError(f"BM25 postings do not fit their {len(terms)} terms")
         loaded._terms = {
             term: _Postings(rows[start:end], tfs[start:end])
             for term, start, end in zip(terms, offsets[:-1], offsets[1:], strict=True)
         }
-        loaded._length = load_array(folder / "bm25.lengths.npy")
+        loaded._length = load_part(folder, "bm25", "lengths", count)
         loaded._size = count
-        if len(loaded._length) < count:
-            raise ValueError(f"{len(loaded._length)} BM25 lengths for {count} rows")
         return loaded
 
     @property

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array, padded
+from a2a.index.stored_fields import load_part, padded, save_arrays
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
@@ -159,11 +159,7 @@ class FilterColumns:
         arrays["confidence"] = padded(self.confidence, rows, np.nan)
         arrays["date_epoch"] = padded(self.date_epoch, rows, np.nan)
         arrays["alive"] = padded(self.alive, rows, False)
-        paths = []
-        for name, array in arrays.items():
-            path = folder / f"column.{name}.npy"
-            np.save(path, array)
-            paths.append(path)
+        paths = save_arrays(folder, "column", **arrays)
         return paths, {name: v.strings() for name, v in self.vocabularies.items()}
 
     @classmethod
@@ -173,10 +169,10 @@ class FilterColumns:
         file holds fewer rows or the columns differ in capacity."""
         loaded = cls()
         loaded.vocabularies = {name: Vocabulary.of(vocabularies[name]) for name in cls.CODED}
-        loaded._coded = {name: load_array(folder / f"column.{name}.npy") for name in cls.CODED}
-        loaded._confidence = load_array(folder / "column.confidence.npy")
-        loaded._date_epoch = load_array(folder / "column.date_epoch.npy")
-        loaded._alive = load_array(folder / "column.alive.npy")
+        loaded._coded = {name: load_part(folder, "column", name) for name in cls.CODED}
+        loaded._confidence = load_part(folder, "column", "confidence")
+        loaded._date_epoch = load_part(folder, "column", "date_epoch")
+        loaded._alive = load_part(folder, "column", "alive")
         loaded._size = rows
         sizes = {len(array) for array in loaded._coded.values()}
         sizes |= {len(loaded._confidence), len(loaded._date_epoch), len(loaded._alive)}

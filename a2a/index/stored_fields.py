@@ -95,15 +95,9 @@ class StringColumn:
 
     def take(self, rows: npt.NDArray[np.int64]) -> Self:
         """A new column of only `rows`, in that order (compaction)."""
-        starts = self._offsets[rows]
-        lengths = self._offsets[rows + 1] - starts
         taken = type(self)()
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        positions = np.arange(int(offsets[-1]), dtype=np.int64)
-        positions += np.repeat(starts - offsets[:-1], lengths)
+        positions, taken._offsets = _gather(self._offsets, rows)
         taken._data = self._data[positions]
-        taken._offsets = offsets
         taken._null = self._null[rows].copy()
         taken._size = len(rows)
         return taken
@@ -113,7 +107,7 @@ class StringColumn:
         capacity; return them."""
         rows, used = self._size, int(self._offsets[self._size])
         spare = spare_rows(rows)
-        return _save(
+        return save_arrays(
             folder,
             name,
             data=_resized(self._data[:used], used + _spare_items(used, rows, _INITIAL_BYTES)),
@@ -126,9 +120,9 @@ class StringColumn:
         """The column of `rows` rows `save` wrote, its arrays memory-mapped copy-on-write.
         Raises ValueError when the files hold fewer rows."""
         loaded = cls()
-        loaded._data = _load(folder, name, "data")
-        loaded._offsets = _load(folder, name, "offsets")
-        loaded._null = _load(folder, name, "null")
+        loaded._data = load_part(folder, name, "data")
+        loaded._offsets = load_part(folder, name, "offsets")
+        loaded._null = load_part(folder, name, "null")
         loaded._size = rows
         if len(loaded._offsets) != len(loaded._null) + 1 or len(loaded._null) < rows:
             raise ValueError(f"{name}: {len(loaded._null)} rows' room for {rows} rows")
@@ -221,16 +215,10 @@ class ListColumn:
 
     def take(self, rows: npt.NDArray[np.int64]) -> ListColumn:
         """A new column of only `rows`, in that order (compaction); the same vocabulary."""
-        starts = self._offsets[rows]
-        lengths = self._offsets[rows + 1] - starts
         taken = ListColumn()
         taken._vocabulary, taken._index = self._vocabulary, self._index
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        positions = np.arange(int(offsets[-1]), dtype=np.int64)
-        positions += np.repeat(starts - offsets[:-1], lengths)
+        positions, taken._offsets = _gather(self._offsets, rows)
         taken._codes = self._codes[positions]
-        taken._offsets = offsets
         taken._size = len(rows)
         return taken
 
@@ -242,7 +230,7 @@ class ListColumn:
         """Write `<name>.codes.npy` and `<name>.offsets.npy`, with spare capacity (the
         vocabulary is the caller's to keep: `vocabulary()`); return them."""
         rows, used = self._size, int(self._offsets[self._size])
-        return _save(
+        return save_arrays(
             folder,
             name,
             codes=_resized(self._codes[:used], used + _spare_items(used, rows, _INITIAL_ROWS)),
@@ -256,8 +244,8 @@ class ListColumn:
         loaded = cls()
         loaded._vocabulary = list(vocabulary)
         loaded._index = {value: code for code, value in enumerate(loaded._vocabulary)}
-        loaded._codes = _load(folder, name, "codes")
-        loaded._offsets = _load(folder, name, "offsets")
+        loaded._codes = load_part(folder, name, "codes")
+        loaded._offsets = load_part(folder, name, "offsets")
         loaded._size = rows
         if len(loaded._offsets) < rows + 1 or int(loaded._offsets[rows]) > len(loaded._codes):
             raise ValueError(f"{name}: no room for {rows} rows")
@@ -318,14 +306,14 @@ class IntColumn:
         """Write `<name>.values.npy`, with spare capacity; return it."""
         rows = self._size
         values = _resized(self._values[:rows], rows + spare_rows(rows), fill=self.NULL)
-        return _save(folder, name, values=values)
+        return save_arrays(folder, name, values=values)
 
     @classmethod
     def load(cls, folder: Path, name: str, rows: int) -> IntColumn:
         """The column of `rows` rows `save` wrote, mapped copy-on-write. Raises ValueError
         when the file holds fewer rows."""
         loaded = cls()
-        loaded._values = _load(folder, name, "values")
+        loaded._values = load_part(folder, name, "values")
         loaded._size = rows
         if len(loaded._values) < rows:
             raise ValueError(f"{name}: {len(loaded._values)} values for {rows} rows")
@@ -361,7 +349,8 @@ def _resized(array: npt.NDArray[Any], capacity: int, fill: Any = 0) -> npt.NDArr
     return grown
 
 
-def _save(folder: Path, name: str, **arrays: npt.NDArray[Any]) -> list[Path]:
+def save_arrays(folder: Path, name: str, **arrays: npt.NDArray[Any]) -> list[Path]:
+    """Each of `arrays` to `folder/<name>.<part>.npy`, contiguous; the paths written."""
     paths = []
     for part, array in arrays.items():
         path = folder / f"{name}.{part}.npy"
@@ -370,8 +359,13 @@ def _save(folder: Path, name: str, **arrays: npt.NDArray[Any]) -> list[Path]:
     return paths
 
 
-def _load(folder: Path, name: str, part: str) -> npt.NDArray[Any]:
-    return load_array(folder / f"{name}.{part}.npy")
+def load_part(folder: Path, name: str, part: str, rows: int = 0) -> npt.NDArray[Any]:
+    """The array `save_arrays` wrote as `name.part` (load_array); raises ValueError when it
+    holds fewer than `rows` entries."""
+    array = load_array(folder / f"{name}.{part}.npy")
+    if len(array) < rows:
+        raise ValueError(f"{len(array)} entries in {name}.{part} for {rows} rows")
+    return array
 
 
 def load_array(path: Path) -> npt.NDArray[Any]:
@@ -389,3 +383,17 @@ def load_array(path: Path) -> npt.NDArray[Any]:
     # and fancy index of it (~2 us each; reading ten rows' summaries took 6x longer).
     array = mapped.view(np.ndarray)
     return array
+
+
+def _gather(
+    offsets: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For variable-length items stored back to back (item n at offsets[n]:offsets[n + 1]):
+    the positions of `rows`' items, in that order, and the offsets of the packed result."""
+    starts = offsets[rows]
+    lengths = offsets[rows + 1] - starts
+    packed = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=packed[1:])
+    positions = np.arange(int(packed[-1]), dtype=np.int64)
+    positions += np.repeat(starts - packed[:-1], lengths)
+    return positions, packed

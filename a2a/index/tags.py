@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.index.stored_fields import load_array, padded
+from a2a.index.stored_fields import load_part, padded, save_arrays
 
 BoolArray = npt.NDArray[np.bool_]
 _INITIAL_CAPACITY = 1024
@@ -112,14 +111,8 @@ class TagIndex:
         for tag, start in zip(tags, offsets[:-1].tolist(), strict=True):
             postings = self._rows[tag]
             rows[start : start + postings.size] = postings.rows[: postings.size]
-        arrays: dict[str, npt.NDArray[Any]] = {"rows": rows, "offsets": offsets}
-        arrays["counts"] = padded(self._counts, self._size)
-        paths = []
-        for name, array in arrays.items():
-            path = folder / f"tags.{name}.npy"
-            np.save(path, array)
-            paths.append(path)
-        return paths, tags
+        counts = padded(self._counts, self._size)
+        return save_arrays(folder, "tags", rows=rows, offsets=offsets, counts=counts), tags
 
     @classmethod
     def load(cls, folder: Path, tags: Sequence[str], count: int) -> TagIndex:
@@ -127,16 +120,14 @@ class TagIndex:
         copy-on-write (each tag's rows a view; a tag written to after the load is copied
         into memory first). Raises ValueError when the files do not fit."""
         loaded = cls()
-        rows = load_array(folder / "tags.rows.npy")
-        offsets: list[int] = load_array(folder / "tags.offsets.npy").tolist()
+        rows = load_part(folder, "tags", "rows")
+        offsets: list[int] = load_part(folder, "tags", "offsets").tolist()
         if len(offsets) != len(tags) + 1:
             raise ValueError(f"{len(offsets)} tag offsets for {len(tags)} tags")
         loaded._rows = {
             tag: _Rows(rows[start:end])
             for tag, start, end in zip(tags, offsets[:-1], offsets[1:], strict=True)
         }
-        loaded._counts = load_array(folder / "tags.counts.npy")
+        loaded._counts = load_part(folder, "tags", "counts", count)
         loaded._size = count
-        if len(loaded._counts) < count:
-            raise ValueError(f"{len(loaded._counts)} tag counts for {count} rows")
         return loaded

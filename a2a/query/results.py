@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
+
+from a2a.rpc.wire import WireModel
 
 
-class DecisionMetadata(BaseModel):
+class DecisionMetadata(WireModel):
     """The metadata every result shows of a decision; None where the record lacks a field."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     id: str
     title: str | None
@@ -49,10 +48,8 @@ class DecisionSummary(DecisionMetadata):
         return _without_absent(self.model_dump(by_alias=True))
 
 
-class QueryDecisionsResult(BaseModel):
+class QueryDecisionsResult(WireModel):
     """The result object: decisions, their count, the query as sent, server time, agent id."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     decisions: list[DecisionSummary]
     total: int

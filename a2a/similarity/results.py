@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from a2a.query.results import DecisionMetadata
+from a2a.rpc.wire import WireModel
 from a2a.similarity.scoring import Profile, ScoreComponents
 
 #: Why a probe matches nothing at all: similarity compares only these fields (seed 000), so a
@@ -30,14 +30,12 @@ class SimilarDecision(DecisionMetadata):
     score_components: ScoreComponents
 
 
-class FindSimilarDecisionsResult(BaseModel):
+class FindSimilarDecisionsResult(WireModel):
     """The result object: decisions (score descending, ties by id), count, time, agent id.
 
     `reason` is there only when the list is empty for a cause the caller can act on
     (NO_STRUCTURE); it is left off the wire otherwise.
     """
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     decisions: list[SimilarDecision]
     total: int

@@ -122,30 +122,40 @@ def as_stored(record: DecisionRecord) -> StoredDecision:
 def stored_of(record: DecisionRecord, metadata: Mapping[str, Any]) -> StoredDecision:
     """What `decode(record.id, metadata)` reads from `metadata` written for `record` by
     `to_metadata` (plus `updated_at`), built from `record` without parsing its JSON."""
-
-    def date(value: datetime | None) -> str | None:
-        return None if value is None else format_date(value)
-
     return StoredDecision(
-        id=record.id,
-        title=record.title,
-        category=record.category,
-        confidence=record.confidence,
-        stakes=record.stakes,
-        status=record.status,
-        outcome=record.outcome,
-        date=date(record.date),
+        **summary_fields(record),
         date_epoch=_integer(metadata.get("date_epoch")),
-        source=record.source,
-        recorded_by=record.recorded_by,
-        recorded_at=date(record.recorded_at),
-        reviewed_at=date(record.reviewed_at),
+        recorded_at=date_text(record.recorded_at),
+        reviewed_at=date_text(record.reviewed_at),
         tags=tuple(record.tags),
         reason_types=tuple(reason.type for reason in record.reasons),
         content_hash=_text(metadata.get(CONTENT_HASH_KEY)),
         updated_at=_integer(metadata.get(UPDATED_AT_KEY)),
         record_json=_text(metadata.get(RECORD_KEY)),
     )
+
+
+def summary_fields(record: DecisionRecord) -> dict[str, Any]:
+    """The fields every answer shows of `record` (a2a.query.results.DecisionMetadata's,
+    tenant aside), by field name, `date` as RFC 3339 UTC text: the one place they are
+    copied from a record, for the stored form and the wire's."""
+    return {
+        "id": record.id,
+        "title": record.title,
+        "category": record.category,
+        "confidence": record.confidence,
+        "stakes": record.stakes,
+        "status": record.status,
+        "outcome": record.outcome,
+        "date": date_text(record.date),
+        "source": record.source,
+        "recorded_by": record.recorded_by,
+    }
+
+
+def date_text(value: datetime | None) -> str | None:
+    """`value` as RFC 3339 UTC text (format_date); None stays None."""
+    return None if value is None else format_date(value)
 
 
 def from_metadata(record_id: str, metadata: Mapping[str, Any]) -> DecisionRecord:
