@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from a2a.evaluation.modes import Candidates
-from a2a.evaluation.queries import LabelledQuery
 from a2a.evaluation.fusions import FusionFamily, compare_fusions, format_fusion_table, winner
-from a2a.evaluation.modes import KeywordCandidate, SemanticCandidate
+from a2a.evaluation.modes import Candidates, KeywordCandidate, SemanticCandidate
+from a2a.evaluation.queries import LabelledQuery
 from a2a.query.fusion import FusionConfig
 
 
