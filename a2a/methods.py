@@ -16,7 +16,7 @@ from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
 from a2a.query.service import QueryService
 from a2a.rpc import protocol
-from a2a.rpc.methods import CallContext, Method
+from a2a.rpc.methods import CallContext, Method, method, table
 from a2a.rpc.openrpc import OPENRPC_RESULT_SCHEMA, openrpc_document
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.results import FindSimilarDecisionsResult
@@ -27,16 +27,6 @@ class NoParams(BaseModel):
     """A method that takes no params."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-
-
-#: What a method that reads the store can answer besides its result (CONTRACT.md).
-STORE_METHOD_ERRORS = (
-    protocol.INVALID_PARAMS,
-    protocol.UNAUTHORIZED,
-    protocol.RATE_LIMITED,
-    protocol.STORE_UNAVAILABLE,
-    protocol.SATURATED,
-)
 
 
 def build_methods(
@@ -54,24 +44,22 @@ def build_methods(
     /mcp, listed by rpc.discover and the agent card, counted in the metrics and logged.
     """
 
+    @method(
+        "cstp.queryDecisions",
+        QueryDecisionsParams,
+        QueryDecisionsResult,
+        examples=(
+            {"query": "database migration strategy", "limit": 5},
+            {"query": "message broker", "filters": {"status": ["decided", "reviewed"]}},
+        ),
+        tenancy="many",
+    )
+    @with_stale_mark
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+        """Decisions semantically close to a query, narrowed by structured filters."""
         return (await service.answer(params)).to_wire()
 
-    methods = {
-        "cstp.queryDecisions": Method(
-            name="cstp.queryDecisions",
-            params_model=QueryDecisionsParams,
-            handler=with_stale_mark(query_decisions),
-            tenancy="many",
-            summary="Decisions semantically close to a query, narrowed by structured filters.",
-            result_schema=QueryDecisionsResult.model_json_schema(by_alias=True),
-            errors=STORE_METHOD_ERRORS,
-            examples=(
-                {"query": "database migration strategy", "limit": 5},
-                {"query": "message broker", "filters": {"status": ["decided", "reviewed"]}},
-            ),
-        ),
-    }
+    methods = table(query_decisions)
     if similar is not None:
         methods["cstp.findSimilarDecisions"] = find_similar_decisions_method(similar)
     if docs is not None:
@@ -88,42 +76,42 @@ def discover_method(methods: dict[str, Method]) -> Method:
     (rpc.discover itself included once added)."""
     document: list[protocol.RawJson] = []
 
+    @method(
+        "rpc.discover",
+        NoParams,
+        OPENRPC_RESULT_SCHEMA,
+        examples=({},),
+        errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
+    )
     async def discover(params: NoParams, ctx: CallContext) -> protocol.RawJson:
+        """The OpenRPC document of this service."""
         # Built and serialised once, at the first call (the table is complete by then): a
         # batch of 50 rpc.discover costs 50 splices of the same bytes, not 50 documents.
         if not document:
             document.append(protocol.RawJson.of(openrpc_document(methods, __version__)))
         return document[0]
 
-    return Method(
-        name="rpc.discover",
-        params_model=NoParams,
-        handler=discover,
-        summary="The OpenRPC document of this service.",
-        result_schema=OPENRPC_RESULT_SCHEMA,
-        errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
-        examples=({},),
-    )
+    return discover
 
 
 def find_similar_decisions_method(similar: SimilarityService) -> Method:
     """cstp.findSimilarDecisions: prior decisions ranked by structure (tags, category, stakes)."""
 
-    async def find_similar_decisions(
-        params: FindSimilarDecisionsParams, ctx: CallContext
-    ) -> dict[str, Any]:
-        return (await similar.find_similar_decisions(params)).to_wire()
-
-    return Method(
-        name="cstp.findSimilarDecisions",
-        params_model=FindSimilarDecisionsParams,
-        handler=with_stale_mark(find_similar_decisions),
-        tenancy="many",
-        summary="Prior decisions structurally like a proposal or a stored decision.",
-        result_schema=FindSimilarDecisionsResult.model_json_schema(by_alias=True),
-        errors=STORE_METHOD_ERRORS,
+    @method(
+        "cstp.findSimilarDecisions",
+        FindSimilarDecisionsParams,
+        FindSimilarDecisionsResult,
         examples=(
             {"proposal": {"tags": ["postgres", "migration"], "category": "architecture"}},
             {"decisionId": "07c4b5c7", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
         ),
+        tenancy="many",
     )
+    @with_stale_mark
+    async def find_similar_decisions(
+        params: FindSimilarDecisionsParams, ctx: CallContext
+    ) -> dict[str, Any]:
+        """Prior decisions structurally like a proposal or a stored decision."""
+        return (await similar.find_similar_decisions(params)).to_wire()
+
+    return find_similar_decisions

@@ -26,9 +26,9 @@ from pydantic import BaseModel
 from a2a.decisions.service import DecisionService
 from a2a.index.staleness import with_stale_mark
 from a2a.index.sync import LiveIndex
-from a2a.methods import STORE_METHOD_ERRORS, NoParams
+from a2a.methods import NoParams
 from a2a.query.service import QueryService
-from a2a.rpc.methods import CallContext, Method
+from a2a.rpc.methods import CallContext, Method, method
 from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
 from a2a.store.errors import StoreUnavailable
@@ -329,19 +329,19 @@ class ListTenantsResult(BaseModel):
 def list_tenants_method(tenants: Tenants) -> Method:
     """cstp.listTenants (scope read, no params, no `tenant`; CONTRACT.md, Tenants)."""
 
+    @method(
+        "cstp.listTenants",
+        NoParams,
+        ListTenantsResult.model_json_schema(),
+        examples=({},),
+        tenancy="none",
+    )
+    @with_stale_mark
     async def list_tenants(params: NoParams, ctx: CallContext) -> dict[str, Any]:
+        """The tenants this token may use that hold decisions, with their counts."""
         names = await tenants.existing(ctx.tenants)
         counts = await asyncio.gather(*(tenants.count(n) for n in names))
         found = [TenantCount(name=n, decisions=c) for n, c in zip(names, counts, strict=True)]
         return ListTenantsResult(tenants=found).model_dump()
 
-    return Method(
-        name="cstp.listTenants",
-        params_model=NoParams,
-        handler=with_stale_mark(list_tenants),
-        summary="The tenants this token may use that hold decisions, with their counts.",
-        result_schema=ListTenantsResult.model_json_schema(),
-        errors=STORE_METHOD_ERRORS,
-        examples=({},),
-        tenancy="none",
-    )
+    return list_tenants

@@ -36,6 +36,7 @@ def unknown_id() -> InvalidParams:
     return InvalidParams([FieldError("id", "no decision with this id")])
 
 
+@dataclass(frozen=True, slots=True)
 class Lifecycle:
     """updateDecision, deleteDecision and the links of recordDecision, over one store.
 
@@ -48,22 +49,13 @@ class Lifecycle:
     StoreUnavailable (-32003).
     """
 
-    def __init__(
-        self,
-        store: AsyncStore,
-        locks: KeyedLocks,
-        commit: Commit,
-        clock: Callable[[], datetime],
-        forget: Forget | None = None,
-        tenant: str = "default",
-    ) -> None:
-        """`tenant`: the tenant of `store`, named in the deletion log line."""
-        self._store = store
-        self._tenant = tenant
-        self._locks = locks
-        self._commit = commit
-        self._clock = clock
-        self._forget = forget
+    store: AsyncStore
+    locks: KeyedLocks
+    commit: Commit
+    clock: Callable[[], datetime]
+    forget: Forget | None = None
+    #: The tenant of `store`, named in the deletion log line.
+    tenant: str = "default"
 
     # -- record ------------------------------------------------------------------------------
 
@@ -72,11 +64,11 @@ class Lifecycle:
         BatchWriter answers it. Unknown or repeated link ids and cycles are refused on
         `decision.supersedes[n]` / `decision.relatedTo[n]` before anything is written."""
         wanted = {record.id} | neighbours(record)
-        self._store.start_deadline()  # a holder of these locks may be waiting on Chroma
-        async with self._locks.hold_all(wanted):
+        self.store.start_deadline()  # a holder of these locks may be waiting on Chroma
+        async with self.locks.hold_all(wanted):
             known = await self._read(neighbours(record))
             await self._check_links(record.id, _links_of(record), known, "decision")
-            created = await self._commit(written)
+            created = await self.commit(written)
             # Also on a retry (created false): a retry completes what a failed call began.
             await self._write(self._reverse_links(record, None, known, agent), known)
         return created
@@ -99,11 +91,11 @@ class Lifecycle:
                 # unwritten are completed (a retry finishes what it began).
                 await self._write(self._reverse_links(old, old, known, agent), known)
                 return old
-            at = self._clock()
+            at = self.clock()
             entry = Change(at=at, by=agent, reason=params.reason, changes=changes)
             new = new.model_copy(update={"history": [*old.history, entry]})
             content = any(n in changes for n in ("title", "context", "decision", "reasons", "tags"))
-            await self._commit(Written(new, None if content else stored.document, replace=True))
+            await self.commit(Written(new, None if content else stored.document, replace=True))
             await self._write(self._reverse_links(new, old, known, agent), known)
         return new
 
@@ -118,7 +110,7 @@ class Lifecycle:
             record = record_of(stored.decision)
             if record.recorded_by != agent and not allows(scopes, "admin"):
                 raise MissingScope("admin")
-            at = self._clock()
+            at = self.clock()
             changed = []
             for other in known.records.values():
                 for name in REVERSE:
@@ -126,14 +118,14 @@ class Lifecycle:
                         other = relink(other, record.id, name, False, at=at, by=agent)
                 changed.append(unlinked(other, record.id))
             await self._write(changed, known)
-            await self._store.delete([record.id])
-            if self._forget is not None:
-                await self._forget([record.id])
+            await self.store.delete([record.id])
+            if self.forget is not None:
+                await self.forget([record.id])
         log.info(
             "decision deleted",
             extra={
                 "agent": agent,
-                "tenant": self._tenant,
+                "tenant": self.tenant,
                 "id": params.id,
                 "reason": params.reason,
             },
@@ -150,7 +142,7 @@ class Lifecycle:
         for _ in range(MAX_ATTEMPTS):
             first = await self._one(record_id)
             wanted = neighbours(record_of(first.decision)) | set(extra)
-            async with self._locks.hold_all(wanted | {record_id}):
+            async with self.locks.hold_all(wanted | {record_id}):
                 stored = await self._one(record_id)
                 if neighbours(record_of(stored.decision)) - wanted:
                     continue  # its links changed meanwhile: lock the new set
@@ -160,7 +152,7 @@ class Lifecycle:
         raise RuntimeError(f"the links of {record_id!r} kept changing")
 
     async def _one(self, record_id: str) -> StoredRecord:
-        rows = await self._store.get(ids=[record_id], documents=True)
+        rows = await self.store.get(ids=[record_id], documents=True)
         if not rows:
             raise unknown_id()
         return rows[0]
@@ -168,7 +160,7 @@ class Lifecycle:
     async def _read(self, ids: Collection[str]) -> Linked:
         if not ids:
             return Linked()
-        rows = await self._store.get(ids=sorted(ids), documents=True)
+        rows = await self.store.get(ids=sorted(ids), documents=True)
         return Linked(
             {row.id: record_of(row.decision) for row in rows},
             {row.id: row.document for row in rows},
@@ -201,7 +193,7 @@ class Lifecycle:
             found = {i: known[i] for i in frontier if i in known}
             missing = frontier - set(found)
             if missing:
-                rows = await self._store.get(ids=sorted(missing))
+                rows = await self.store.get(ids=sorted(missing))
                 found.update({row.id: record_of(row.decision) for row in rows})
             for i, record in found.items():
                 graph[i] = list(record.supersedes)
@@ -217,7 +209,7 @@ class Lifecycle:
     ) -> list[DecisionRecord]:
         """The linked records whose reverse lists change as `old` (None: nothing stored
         before) becomes `new`; a link already in place changes nothing."""
-        at = self._clock()
+        at = self.clock()
         targets = dict(known.records)
         changed: set[str] = set()
         for name in ("supersedes", "related_to"):
@@ -236,7 +228,7 @@ class Lifecycle:
     async def _write(self, records: list[DecisionRecord], known: Linked) -> None:
         """Store `records` with their embedded text as stored (links change no content)."""
         await asyncio.gather(
-            *(self._commit(Written(r, known.documents.get(r.id), replace=True)) for r in records)
+            *(self.commit(Written(r, known.documents.get(r.id), replace=True)) for r in records)
         )
 
 

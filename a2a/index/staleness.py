@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import wraps
 from typing import Any, TypeVar
 
 P = TypeVar("P")
@@ -65,6 +66,7 @@ def with_stale_mark(
     """A method handler that may be answered stale, with `stale.since` in its result then
     (and no `stale` key in a fresh answer)."""
 
+    @wraps(handler)
     async def marked(params: P, ctx: Any) -> dict[str, Any]:
         with stale_allowed() as mark:
             result = await handler(params, ctx)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from a2a.auth.scopes import SCOPES, Scope, Scopes
 from a2a.errors import FieldError, InvalidParams
+from a2a.rpc import protocol
 from a2a.rpc.protocol import FORBIDDEN
 from a2a.tenants.grants import OPEN, Grant
 from a2a.tenants.param import KEY as TENANT_KEY
@@ -98,6 +100,57 @@ class Method:
             return self.params_model.model_validate(params or {})
         except ValidationError as exc:
             raise InvalidParams(field_errors(exc)) from None
+
+
+#: What a method that reads or writes the store can answer besides its result (CONTRACT.md);
+#: -32004 is added where the token may lack a scope or a tenant (Method.answerable_errors).
+STORE_ERRORS = (
+    protocol.INVALID_PARAMS,
+    protocol.UNAUTHORIZED,
+    protocol.RATE_LIMITED,
+    protocol.STORE_UNAVAILABLE,
+    protocol.SATURATED,
+)
+
+
+def method(
+    name: str,
+    params_model: type[BaseModel],
+    result_model: type[BaseModel] | dict[str, Any],
+    *,
+    examples: tuple[dict[str, Any], ...],
+    scope: Scope = "read",
+    tenancy: Tenancy = "one",
+    errors: tuple[int, ...] = STORE_ERRORS,
+) -> Callable[[Handler], Method]:
+    """A decorator that makes its handler the Method `name`, with the handler's docstring as
+    the summary and `result_model`'s JSON Schema (by alias; or a schema given as a dict)
+    as the result schema; the other fields as on Method."""
+
+    def served(handler: Handler) -> Method:
+        schema = (
+            result_model
+            if isinstance(result_model, dict)
+            else result_model.model_json_schema(by_alias=True)
+        )
+        return Method(
+            name=name,
+            params_model=params_model,
+            handler=handler,
+            summary=inspect.getdoc(handler) or "",
+            result_schema=schema,
+            errors=errors,
+            examples=examples,
+            scope=scope,
+            tenancy=tenancy,
+        )
+
+    return served
+
+
+def table(*methods: Method) -> dict[str, Method]:
+    """name -> Method."""
+    return {m.name: m for m in methods}
 
 
 #: Most error entries in one -32602 answer; a 1 MiB body must not buy a 30 MB reply.
