@@ -11,7 +11,6 @@ from a2a.decisions.methods import decision_methods
 from a2a.decisions.service import DecisionService
 from a2a.docs.method import search_docs_method
 from a2a.docs.service import DocsSearchService
-from a2a.index.staleness import with_stale_mark
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
 from a2a.query.service import QueryService
@@ -53,8 +52,8 @@ def build_methods(
             {"query": "message broker", "filters": {"status": ["decided", "reviewed"]}},
         ),
         tenancy="many",
+        stale=True,
     )
-    @with_stale_mark
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
         """Decisions semantically close to a query, narrowed by structured filters."""
         return (await service.answer(params)).to_wire()
@@ -106,8 +105,8 @@ def find_similar_decisions_method(similar: SimilarityService) -> Method:
             {"decisionId": "07c4b5c7", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
         ),
         tenancy="many",
+        stale=True,
     )
-    @with_stale_mark
     async def find_similar_decisions(
         params: FindSimilarDecisionsParams, ctx: CallContext
     ) -> dict[str, Any]:

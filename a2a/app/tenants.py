@@ -24,7 +24,6 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.decisions.service import DecisionService
-from a2a.index.staleness import with_stale_mark
 from a2a.index.sync import LiveIndex
 from a2a.methods import NoParams
 from a2a.query.service import QueryService
@@ -335,8 +334,8 @@ def list_tenants_method(tenants: Tenants) -> Method:
         ListTenantsResult.model_json_schema(),
         examples=({},),
         tenancy="none",
+        stale=True,
     )
-    @with_stale_mark
     async def list_tenants(params: NoParams, ctx: CallContext) -> dict[str, Any]:
         """The tenants this token may use that hold decisions, with their counts."""
         names = await tenants.existing(ctx.tenants)

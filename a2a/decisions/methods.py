@@ -3,12 +3,12 @@ handler's docstring is the method's summary (rpc.discover, the agent card)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from a2a.decisions import params as p
 from a2a.decisions import results as r
 from a2a.decisions.service import DecisionService
-from a2a.index.staleness import with_stale_mark
 from a2a.query.results import DecisionMetadata
 from a2a.rpc.methods import CallContext, Method, method, table
 
@@ -44,24 +44,19 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
     (a2a.rpc.methods.STORE_ERRORS), and -32004 for a scope or tenant the token lacks.
     """
 
-    @method(
+    writes = partial(method, scope="write")
+
+    @writes(
         "cstp.recordDecision",
         p.RecordDecisionParams,
         r.RecordDecisionResult,
         examples=({"decision": _EXAMPLE_DECISION},),
-        scope="write",
     )
     async def record(params: p.RecordDecisionParams, ctx: CallContext) -> dict[str, Any]:
         """Record a decision; durable and searchable when the answer arrives."""
         return (await service.record_decision(params, ctx.agent)).to_wire()
 
-    @method(
-        "cstp.reviewDecision",
-        p.ReviewDecisionParams,
-        DecisionMetadata,
-        examples=(_REVIEW,),
-        scope="write",
-    )
+    @writes("cstp.reviewDecision", p.ReviewDecisionParams, DecisionMetadata, examples=(_REVIEW,))
     async def review(params: p.ReviewDecisionParams, ctx: CallContext) -> dict[str, Any]:
         """Report how a decision turned out: outcome, status, lessons."""
         return (await service.review_decision(params)).to_wire()
@@ -74,44 +69,28 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
     list_example = {"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20}
 
     @method(
-        "cstp.listDecisions", p.ListDecisionsParams, r.ListDecisionsResult, examples=(list_example,)
+        "cstp.listDecisions",
+        p.ListDecisionsParams,
+        r.ListDecisionsResult,
+        examples=(list_example,),
+        stale=True,
     )
-    @with_stale_mark
     async def list_(params: p.ListDecisionsParams, ctx: CallContext) -> dict[str, Any]:
         """Decisions in date order, filtered, a page at a time (keyset cursor)."""
         return (await service.list_decisions(params)).to_wire()
 
-    @method(
-        "cstp.getCalibration",
-        p.GetCalibrationParams,
-        r.CalibrationResult,
-        examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
-        tenancy="many",
-    )
-    @with_stale_mark
-    async def calibration(params: p.GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
-        """How well confidence matched outcomes: Brier score, reliability bins."""
-        return (await service.get_calibration(params)).to_wire()
-
-    @method(
-        "cstp.updateDecision",
-        p.UpdateDecisionParams,
-        DecisionMetadata,
-        examples=(_UPDATE,),
-        scope="write",
-    )
+    @writes("cstp.updateDecision", p.UpdateDecisionParams, DecisionMetadata, examples=(_UPDATE,))
     async def update(params: p.UpdateDecisionParams, ctx: CallContext) -> dict[str, Any]:
         """Amend a decision; every change is kept in its history."""
         return (await service.update_decision(params, ctx.agent)).to_wire()
 
     delete_example = {"id": _ID, "reason": "Recorded twice by mistake."}
 
-    @method(
+    @writes(
         "cstp.deleteDecision",
         p.DeleteDecisionParams,
         r.DeleteDecisionResult,
         examples=(delete_example,),
-        scope="write",
     )
     async def delete(params: p.DeleteDecisionParams, ctx: CallContext) -> dict[str, Any]:
         """Delete a decision and its links (your own; anyone's with scope admin)."""
@@ -130,5 +109,17 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
     async def drift(params: p.CheckDriftParams, ctx: CallContext) -> dict[str, Any]:
         """Groups whose recent Brier score got worse than their baseline."""
         return (await service.check_drift(params)).to_wire()
+
+    @method(
+        "cstp.getCalibration",
+        p.GetCalibrationParams,
+        r.CalibrationResult,
+        examples=({"filters": {"stakes": ["high", "critical"]}, "bins": 5},),
+        tenancy="many",
+        stale=True,
+    )
+    async def calibration(params: p.GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
+        """How well confidence matched outcomes: Brier score, reliability bins."""
+        return (await service.get_calibration(params)).to_wire()
 
     return table(record, review, get, list_, calibration, update, delete, stats, drift)

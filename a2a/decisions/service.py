@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.auth.scopes import Scopes
+from a2a.decisions import results as wire
 from a2a.decisions.calibration import calibrate
 from a2a.decisions.claims import CreationClaims
 from a2a.decisions.commits import GroupCommit
@@ -31,15 +32,6 @@ from a2a.decisions.params import (
     RecordDecisionParams,
     ReviewDecisionParams,
     UpdateDecisionParams,
-)
-from a2a.decisions.results import (
-    CalibrationResult,
-    DecisionResult,
-    DeleteDecisionResult,
-    DriftResult,
-    ListDecisionsResult,
-    RecordDecisionResult,
-    StatsResult,
 )
 from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
@@ -75,9 +67,9 @@ class Scored:
     date_epoch: npt.NDArray[np.float64]
 
 
-def calibration_of(parts: Sequence[Scored], bins: int) -> CalibrationResult:
+def calibration_of(parts: Sequence[Scored], bins: int) -> wire.CalibrationResult:
     """getCalibration's result over the decisions of every one of `parts` together."""
-    return CalibrationResult.of(
+    return wire.CalibrationResult.of(
         calibrate(
             np.concatenate([p.confidence for p in parts]),
             np.concatenate([p.score for p in parts]),
@@ -137,7 +129,7 @@ class DecisionService:
 
     async def record_decision(
         self, params: RecordDecisionParams, agent: str
-    ) -> RecordDecisionResult:
+    ) -> wire.RecordDecisionResult:
         """Store `params.decision`, written by `agent`; `created` false for an identical retry.
 
         The same id with other content raises InvalidParams on `decision.id`.
@@ -153,7 +145,7 @@ class DecisionService:
             self._store.start_deadline()  # the lock's holder may be waiting on Chroma
             async with self._locks.hold(record.id):
                 created = await self._commit(written)
-        return RecordDecisionResult(id=record.id, created=created)
+        return wire.RecordDecisionResult(id=record.id, created=created)
 
     async def update_decision(self, params: UpdateDecisionParams, agent: str) -> DecisionMetadata:
         """Apply `params.changes` (kept in the history with `params.reason`); the summary
@@ -163,10 +155,10 @@ class DecisionService:
 
     async def delete_decision(
         self, params: DeleteDecisionParams, agent: str, scopes: Scopes
-    ) -> DeleteDecisionResult:
+    ) -> wire.DeleteDecisionResult:
         """Remove a decision and every link to it. See Lifecycle.delete."""
         await self._lifecycle.delete(params, agent, scopes)
-        return DeleteDecisionResult(id=params.id, deleted=True)
+        return wire.DeleteDecisionResult(id=params.id, deleted=True)
 
     async def review_decision(self, params: ReviewDecisionParams) -> DecisionMetadata:
         """Set the outcome, status, lessons and review time of a stored decision.
@@ -192,12 +184,12 @@ class DecisionService:
 
     # -- reads -----------------------------------------------------------------------------
 
-    async def get_decision(self, params: GetDecisionParams) -> DecisionResult:
+    async def get_decision(self, params: GetDecisionParams) -> wire.DecisionResult:
         """The whole record of `params.id`; unknown id: InvalidParams on `id`."""
         stored = await self._one(params.id)
-        return DecisionResult.of(record_of(stored.decision))
+        return wire.DecisionResult.of(record_of(stored.decision))
 
-    async def list_decisions(self, params: ListDecisionsParams) -> ListDecisionsResult:
+    async def list_decisions(self, params: ListDecisionsParams) -> wire.ListDecisionsResult:
         """One page of summaries in date order; a bad cursor: InvalidParams on `cursor`."""
         after = (
             None
@@ -215,7 +207,7 @@ class DecisionService:
             if stale is None:
                 raise
             found = stale
-        return ListDecisionsResult(
+        return wire.ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
             decisions=[DecisionMetadata(id=i, **found[i].summary) for i in ids if i in found],
             next_cursor=None
@@ -223,7 +215,7 @@ class DecisionService:
             else self._cursors.encode(chosen.next, params.order, params.filters),
         )
 
-    async def get_calibration(self, params: GetCalibrationParams) -> CalibrationResult:
+    async def get_calibration(self, params: GetCalibrationParams) -> wire.CalibrationResult:
         """Brier score, reliability bins and per-category scores of the filtered decisions."""
         return calibration_of([await self.scored(params)], params.bins)
 
@@ -241,11 +233,11 @@ class DecisionService:
             table.date_epoch[scored],
         )
 
-    async def get_stats(self, params: GetStatsParams) -> StatsResult:
+    async def get_stats(self, params: GetStatsParams) -> wire.StatsResult:
         """Counts of the filtered decisions by month x outcome, category, status, agent."""
-        return StatsResult.of(stats(await self._table.table(params.filters)))
+        return wire.StatsResult.of(stats(await self._table.table(params.filters)))
 
-    async def check_drift(self, params: CheckDriftParams) -> DriftResult:
+    async def check_drift(self, params: CheckDriftParams) -> wire.DriftResult:
         """Recent against baseline Brier score per category or agent (a2a.decisions.drift)."""
         table = await self._table.table(params.filters)
         rows = np.flatnonzero(table.mask)
@@ -263,7 +255,7 @@ class DecisionService:
             params.recent_days,
             params.baseline_days,
         )
-        return DriftResult.of(found)
+        return wire.DriftResult.of(found)
 
     # -- parts -----------------------------------------------------------------------------
 

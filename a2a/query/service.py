@@ -326,7 +326,7 @@ class QueryService:
         else:
             depth = max(self._hybrid.candidates, params.limit)
         wide = params.model_copy(update={"limit": max(depth, 1)})
-        hits = self._by_mode(mode, index, vector, mask, wide, passing).hits(index, params)
+        hits = self._by_mode(mode, _Probe(index, vector, wide, mask, passing)).hits(index, params)
         return by_recency(hits, now, half_life, params.limit)
 
     def _ranked(
@@ -343,49 +343,29 @@ class QueryService:
         mode = params.mode_or(self._default_mode)
         if params.max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, params.max_distance), None
-        return self._by_mode(mode, index, vector, mask, params, passing, org)
+        return self._by_mode(mode, _Probe(index, vector, params, mask, passing, org))
 
-    def _by_mode(
-        self,
-        mode: RetrievalMode,
-        index: SearchIndex,
-        vector: npt.NDArray[np.float32],
-        mask: BoolArray,
-        params: QueryDecisionsParams,
-        passing: npt.NDArray[np.int64] | None,
-        org: bool = False,
-    ) -> Ranking:
+    def _by_mode(self, mode: RetrievalMode, probe: _Probe) -> Ranking:
         if mode == "keyword":
-            return self._keyword(index, vector, mask, params, passing)
+            return self._keyword(probe)
         if mode == "hybrid":
-            return self._fused(index, vector, mask, params, passing, org)
-        return self._semantic(index, vector, mask, params, passing, org)
+            return self._fused(probe)
+        return self._semantic(probe)
 
-    def _semantic(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        mask: BoolArray,
-        params: QueryDecisionsParams,
-        passing: npt.NDArray[np.int64] | None,
-        org: bool = False,
-    ) -> Ranking:
-        matches = index.semantic(vector, mask, params.limit, passing, params.exact, org)
+    def _semantic(self, probe: _Probe) -> Ranking:
+        index, params = probe.index, probe.params
+        matches = index.semantic(
+            probe.vector, probe.mask, params.limit, probe.passing, params.exact, probe.org
+        )
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
         rows, distances = [m.row for m in matches], [m.distance for m in matches]
         explains = [{"distance": d} for d in distances] if params.explain else None
         return Ranking(rows, distances, None, explains)
 
-    def _keyword(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        mask: BoolArray,
-        params: QueryDecisionsParams,
-        passing: npt.NDArray[np.int64] | None,
-    ) -> Ranking:
-        matches = index.keyword(params.query, mask, params.limit, passing)
+    def _keyword(self, probe: _Probe) -> Ranking:
+        index, params = probe.index, probe.params
+        matches = index.keyword(params.query, probe.mask, params.limit, probe.passing)
         rows = [m.row for m in matches]
         scores = [m.score for m in matches]
         explains = None
@@ -393,19 +373,12 @@ class QueryService:
             explains = [
                 {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
             ]
-        return Ranking(rows, index.distances(vector, rows), list(scores), explains)
+        return Ranking(rows, index.distances(probe.vector, rows), list(scores), explains)
 
-    def _fused(
-        self,
-        index: SearchIndex,
-        vector: np.ndarray,
-        mask: BoolArray,
-        params: QueryDecisionsParams,
-        passing: npt.NDArray[np.int64] | None,
-        org: bool = False,
-    ) -> Ranking:
+    def _fused(self, probe: _Probe) -> Ranking:
+        index, params, mask, passing = probe.index, probe.params, probe.mask, probe.passing
         depth = max(self._hybrid.candidates, params.limit)
-        semantic = index.semantic(vector, mask, depth, passing, params.exact, org)
+        semantic = index.semantic(probe.vector, mask, depth, passing, params.exact, probe.org)
         keyword = index.keyword(params.query, mask, depth, passing)
         # Keyword matches carry no distance yet: fuse on ids, ranks and scores alone.
         fused = fuse(
@@ -416,7 +389,7 @@ class QueryService:
         )
         row_of = {m.id: m.row for m in [*semantic, *keyword]}
         rows = [row_of[hit.id] for hit in fused]
-        distances = index.distances(vector, rows)
+        distances = index.distances(probe.vector, rows)
         explains = None
         if params.explain:
             explains = [self._components(h, d) for h, d in zip(fused, distances, strict=True)]
@@ -424,6 +397,20 @@ class QueryService:
 
     def _components(self, hit: FusedHit, distance: float) -> dict[str, Any]:
         return {**explain(hit, self._hybrid.fusion), "distance": distance}
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """One ranking's inputs: the index, the query's embedding, the params, the rows that
+    pass the filters (`mask`; `passing`, their row numbers, when known) and whether the
+    search is org-level (tenant "*")."""
+
+    index: SearchIndex
+    vector: npt.NDArray[np.float32]
+    params: QueryDecisionsParams
+    mask: BoolArray
+    passing: npt.NDArray[np.int64] | None
+    org: bool = False
 
 
 def _category_note(index: SearchIndex, category: str) -> str | None:

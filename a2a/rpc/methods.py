@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from a2a.auth.scopes import SCOPES, Scope, Scopes
 from a2a.errors import FieldError, InvalidParams
+from a2a.index.staleness import with_stale_mark
 from a2a.rpc import protocol
 from a2a.rpc.protocol import FORBIDDEN
 from a2a.tenants.grants import OPEN, Grant
@@ -122,27 +123,24 @@ def method(
     scope: Scope = "read",
     tenancy: Tenancy = "one",
     errors: tuple[int, ...] = STORE_ERRORS,
+    stale: bool = False,
 ) -> Callable[[Handler], Method]:
     """A decorator that makes its handler the Method `name`, with the handler's docstring as
     the summary and `result_model`'s JSON Schema (by alias; or a schema given as a dict)
-    as the result schema; the other fields as on Method."""
+    as the result schema; the other fields as on Method. `stale`: the method may answer
+    from the loaded index while Chroma is away (a2a.index.staleness.with_stale_mark)."""
 
     def served(handler: Handler) -> Method:
+        summary = inspect.getdoc(handler) or ""
+        if stale:
+            handler = with_stale_mark(handler)
         schema = (
             result_model
             if isinstance(result_model, dict)
             else result_model.model_json_schema(by_alias=True)
         )
         return Method(
-            name=name,
-            params_model=params_model,
-            handler=handler,
-            summary=inspect.getdoc(handler) or "",
-            result_schema=schema,
-            errors=errors,
-            examples=examples,
-            scope=scope,
-            tenancy=tenancy,
+            name, params_model, handler, summary, schema, errors, examples, scope, tenancy
         )
 
     return served
