@@ -6,6 +6,7 @@ import asyncio
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -22,12 +23,42 @@ class Saturated(Exception):
         self.retry_after = max(1, retry_after)
 
 
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The one admission rule for work that waits for a thread: the worker pool's calls and
+    the query embedder's queries (a2a.embeddings.batching) alike.
+
+    A call that finds a thread free runs. Otherwise it waits in a queue of at most `queue`
+    calls: it is refused at once when `queue` calls already wait beyond the free threads,
+    and refused when it is still waiting `max_wait_seconds` after it came. Refused means
+    Saturated (CSTP -32005, CONTRACT.md), `retry_after` the wait bound rounded up.
+    """
+
+    queue: int
+    max_wait_seconds: float
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds a refused caller is told to wait, at least 1."""
+        return max(1, math.ceil(self.max_wait_seconds))
+
+    def admit(self, waiting: int) -> None:
+        """Raises Saturated when `waiting` calls (those no free thread is there for) fill
+        the queue."""
+        if waiting >= self.queue:
+            raise self.refusal()
+
+    def refusal(self) -> Saturated:
+        """The error of a refused call."""
+        return Saturated(self.retry_after)
+
+
 class WorkerPool:
     """`threads` worker threads and a queue of at most `queue` calls waiting for one.
 
     A call that finds the queue full, or waits longer than `max_wait_seconds` for a thread,
-    raises Saturated (CSTP -32005, `retryAfter` = the wait bound rounded up): the honest answer
-    to overload, never reported as Chroma failing. A call whose caller stops waiting (a
+    raises Saturated (the Admission rule; CSTP -32005): the honest answer to overload,
+    never reported as Chroma failing. A call whose caller stops waiting (a
     deadline) keeps its thread until the blocking function returns, so the bound on threads
     holds even for work that cannot be interrupted.
     """
@@ -35,10 +66,9 @@ class WorkerPool:
     def __init__(self, threads: int, queue: int, max_wait_seconds: float) -> None:
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cstp-worker")
         self._free = asyncio.Semaphore(threads)
-        self._queue = queue
+        self.admission = Admission(queue, max_wait_seconds)
         self._waiting = 0
         self._running = 0
-        self._max_wait = max_wait_seconds
         self.threads = threads
 
     @property
@@ -54,7 +84,7 @@ class WorkerPool:
     @property
     def retry_after(self) -> int:
         """Whole seconds a saturated caller is told to wait, at least 1."""
-        return max(1, math.ceil(self._max_wait))
+        return self.admission.retry_after
 
     async def run(
         self,
@@ -105,15 +135,14 @@ class WorkerPool:
             finally:
                 self._waiting -= 1
             return
-        if self._waiting >= self._queue:
-            raise Saturated(self.retry_after)
+        self.admission.admit(self._waiting)
         self._waiting += 1
         try:
             # asyncio.timeout, not wait_for: wait_for wraps the acquire in a Task of its own.
-            async with asyncio.timeout(self._max_wait):
+            async with asyncio.timeout(self.admission.max_wait_seconds):
                 await self._free.acquire()
         except TimeoutError:
-            raise Saturated(self.retry_after) from None
+            raise self.admission.refusal() from None
         finally:
             self._waiting -= 1
 

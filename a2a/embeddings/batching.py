@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import math
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -26,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.embeddings.base import Embedder, available_cores, is_batchable, is_static
-from a2a.workers import Saturated
+from a2a.workers import Admission
 
 #: The most queries one model call takes. MiniLM int8's CPU per query is flat from 4 to
 #: 32 (4.1-4.0 ms against 5.7 alone); 16 bounds what one slow call holds back.
@@ -77,7 +76,7 @@ class DynamicBatcher:
     vector it would get alone, bit for bit (a2a.embeddings.is_batchable): then batching
     changes no answer.
 
-    Overload is refused as the worker pool refuses it (a2a.workers.WorkerPool): Saturated
+    Overload is refused by the worker pool's rule (a2a.workers.Admission): Saturated
     (CSTP -32005) at once when `queue` queries already wait beyond the threads free to
     take them, and when a query is still waiting `max_wait_seconds` after it came (a timer
     on its loop; a query that found a thread free is never timed out). Nothing is embedded
@@ -99,8 +98,7 @@ class DynamicBatcher:
         if threads < 1 or max_batch < 1:
             raise ValueError("threads and max_batch must be at least 1")
         self._embed_groups = embed_groups
-        self._queue = queue
-        self._max_wait = max_wait_seconds
+        self.admission = Admission(queue, max_wait_seconds)
         self._max_batch = max_batch
         self._waiting: deque[_Request] = deque()
         self._changed = threading.Condition()
@@ -121,7 +119,7 @@ class DynamicBatcher:
     @property
     def retry_after(self) -> int:
         """Whole seconds a refused caller is told to wait, at least 1."""
-        return max(1, math.ceil(self._max_wait))
+        return self.admission.retry_after
 
     async def embed(self, text: str) -> npt.NDArray[np.float32]:
         """The query's vector, float32, shape (dimension,).
@@ -137,11 +135,11 @@ class DynamicBatcher:
                 raise RuntimeError("the query embedder is closed")
             # As in the worker pool, `queue` counts the queries no free thread is there for.
             beyond = len(self._waiting) - self._idle
-            if beyond >= self._queue:
-                raise Saturated(self.retry_after)
+            self.admission.admit(beyond)
             self._waiting.append(request)
             self._changed.notify()
-        timer = None if beyond < 0 else loop.call_later(self._max_wait, self._expire, request)
+        wait = self.admission.max_wait_seconds
+        timer = None if beyond < 0 else loop.call_later(wait, self._expire, request)
         future.add_done_callback(functools.partial(self._finished, request, timer))
         return await future
 
@@ -158,7 +156,7 @@ class DynamicBatcher:
         """On the caller's loop, `max_wait_seconds` after it came: refuse it if no thread
         has taken it yet."""
         if self._withdraw(request) and not request.future.done():
-            request.future.set_exception(Saturated(self.retry_after))
+            request.future.set_exception(self.admission.refusal())
 
     def _finished(
         self, request: _Request, timer: asyncio.TimerHandle | None, future: object

@@ -96,7 +96,10 @@ class FilterColumns:
 
     CODED = ("category", "stakes", "status", "outcome", "recorded_by")
 
-    def __init__(self) -> None:
+    def __init__(self, range_on_rows_below: float = RANGE_ON_ROWS_BELOW) -> None:
+        """`range_on_rows_below`: the fraction of rows passing the coded conditions below
+        which range conditions are tested on those rows only (`mask`)."""
+        self.range_on_rows_below = range_on_rows_below
         self.vocabularies = {name: Vocabulary() for name in self.CODED}
         self._size = 0
         self._coded = {name: np.full(_INITIAL_CAPACITY, NULL, np.int8) for name in self.CODED}
@@ -216,7 +219,7 @@ class FilterColumns:
 
     def take(self, rows: npt.NDArray[np.int64]) -> FilterColumns:
         """A new FilterColumns holding only `rows`, in that order (for compaction)."""
-        taken = FilterColumns()
+        taken = FilterColumns(self.range_on_rows_below)
         taken.vocabularies = self.vocabularies
         taken._reserve(len(rows))
         for name in self.CODED:
@@ -242,7 +245,7 @@ class FilterColumns:
 
         Plan: the coded conditions first (one byte or two per row), then the numeric
         ranges, over every row when many rows are left and only over the rows left
-        when fewer than RANGE_ON_ROWS_BELOW of them pass (gathering them is cheaper
+        when fewer than `range_on_rows_below` of them pass (gathering them is cheaper
         than streaming the float64 columns past the CPU).
         """
         out = self.alive.copy()
@@ -256,7 +259,7 @@ class FilterColumns:
         ranges = self._ranges(filters)
         if not ranges:
             return out
-        if np.count_nonzero(out) < RANGE_ON_ROWS_BELOW * len(out):
+        if np.count_nonzero(out) < self.range_on_rows_below * len(out):
             rows = np.flatnonzero(out)
             keep = np.ones(len(rows), dtype=bool)
             for column, low, high in ranges:

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from a2a.index import columns
 from a2a.index.columns import FilterColumns
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
@@ -120,13 +119,11 @@ def test_tombstoned_rows_never_pass(both: Any) -> None:
 
 
 @pytest.mark.parametrize("plan", ["every row", "passing rows"])
-def test_both_range_plans_select_the_same_rows(
-    both: Any, plan: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_both_range_plans_select_the_same_rows(both: Any, plan: str) -> None:
     """Ranges are tested over every row or over the rows left after the coded conditions
-    (columns.RANGE_ON_ROWS_BELOW); each plan alone gives Chroma's answer on every filter."""
+    (FilterColumns.range_on_rows_below); each plan alone gives Chroma's answer on every filter."""
     store, index = both[0], index_of(both[0])
-    monkeypatch.setattr(columns, "RANGE_ON_ROWS_BELOW", 0.0 if plan == "every row" else 2.0)
+    index.columns.range_on_rows_below = 0.0 if plan == "every row" else 2.0
     for filters in FILTERS:
         parsed = None if filters is None else QueryFilters.model_validate(filters)
         from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
