@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -16,9 +17,11 @@ from filelock import FileLock
 from starlette.applications import Starlette
 
 from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
+from a2a.errors import InvalidParams
 from a2a.http.app import create_app
 from a2a.ingest.indexer import Indexer, IndexSummary
-from a2a.records import DecisionRecord, Reason
+from a2a.records import DecisionRecord
+from a2a.rpc.methods import Method
 from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from a2a.store.chroma import ChromaDecisionStore
@@ -41,90 +44,51 @@ def require_shared() -> None:
         pytest.skip(f"real ADR corpus not found at {ADR_CORPUS} (../shared/data is absent)")
 
 
+def invalid_fields(method: Method, params: Any) -> list[str]:
+    """The fields named by the -32602 (InvalidParams) `method` answers `params` with."""
+    with pytest.raises(InvalidParams) as caught:
+        method.validate(params)
+    return [error.field for error in caught.value.errors]
+
+
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(UTC)
 
 
-#: A small store whose every field and filter value is known, for exact filter tests.
+#: A small store whose every field and filter value is known, for exact filter tests
+#: (tests/data/sample.json; its dates keep the offsets they were written with).
 SAMPLE = [
-    DecisionRecord(
-        id="d01",
-        title="Use blue-green deployment for the invoices database migration",
-        category="architecture",
-        confidence=0.9,
-        stakes="high",
-        status="reviewed",
-        outcome="success",
-        date=utc("2026-01-20T14:00:00Z"),
-        context="The invoices Postgres database must move to a new cluster with no downtime.",
-        decision="Run both clusters side by side and switch traffic once replication catches up.",
-        reasons=[
-            Reason(type="pattern", text="A proven way to swap databases."),
-            Reason(type="analysis", text="Rollback is a DNS flip."),
-        ],
-        tags=["postgres", "migration"],
-        source="a.yaml",
-    ),
-    DecisionRecord(
-        id="d02",
-        title="Adopt Kafka as the event bus between services",
-        category="library-selection",
-        confidence=0.7,
-        stakes="medium",
-        status="decided",
-        date=utc("2025-03-01T10:00:00+05:30"),
-        context="Billing, ledger and notification services need asynchronous events.",
-        decision="Kafka with three brokers; topics per aggregate.",
-        reasons=[Reason(type="empirical", text="Throughput test passed at 20k msg/s.")],
-        tags=["kafka", "events"],
-        source="a.yaml",
-    ),
-    DecisionRecord(
-        id="d03",
-        title="Keep feature flags in the database, not in a SaaS",
-        category="trade-off",
-        confidence=0.4,
-        stakes="low",
-        status="proposed",
-        date=utc("2024-06-30T23:59:59Z"),
-        context="Flags change rarely and the vendor costs money.",
-        decision="A flags table with a small admin page.",
-        tags=["flags"],
-        source="b.yaml",
-    ),
-    DecisionRecord(
-        id="d04",
-        title="Encrypt customer exports with per-tenant keys",
-        category="security",
-        confidence=1.0,
-        stakes="critical",
-        status="decided",
-        date=utc("2024-07-01T00:00:00Z"),
-        context="Enterprise customers require tenant isolation for exported invoices.",
-        decision="Envelope encryption with one KMS key per tenant.",
-        reasons=[Reason(type="constraint", text="Contractual requirement.")],
-        tags=["kms", "multi-tenant"],
-        source="b.yaml",
-    ),
-    DecisionRecord(
-        id="d05",
-        title="Retire the nightly CSV export job",
-        category="scope-change",
-        confidence=0.0,
-        stakes="low",
-        status="deprecated",
-        date=utc("2025-12-31T23:30:00-08:00"),
-        context="Only two customers used the CSV export and both moved to the API.",
-        decision="Switch the job off and delete its code.",
-        source="b.yaml",
-    ),
-    DecisionRecord(
-        id="d06",
-        title="Record an idea with no metadata at all",
-        context="A decision record that lacks every optional field.",
-        source="c.yaml",
-    ),
+    DecisionRecord.model_validate(
+        {**fields, "date": utc(fields["date"])} if "date" in fields else fields
+    )
+    for fields in json.loads((Path(__file__).parent / "data" / "sample.json").read_text())
 ]
+
+
+#: SAMPLE's d01 as every summary on the wire shows it (a served store adds its tenant).
+D01_SUMMARY = {
+    "id": "d01",
+    "title": "Use blue-green deployment for the invoices database migration",
+    "category": "architecture",
+    "confidence": 0.9,
+    "stakes": "high",
+    "status": "reviewed",
+    "outcome": "success",
+    "date": "2026-01-20T14:00:00Z",
+    "source": "a.yaml",
+    "recordedBy": None,
+    "tenant": None,
+}
+#: Every filter of queryDecisions at once (SAMPLE's d01 passes them all).
+EVERY_FILTER = {
+    "category": "architecture",
+    "minConfidence": 0.7,
+    "maxConfidence": 1.0,
+    "dateAfter": "2026-01-01T00:00:00Z",
+    "dateBefore": "2026-12-31T23:59:59Z",
+    "stakes": ["medium", "high"],
+    "status": ["decided", "reviewed"],
+}
 
 
 @pytest.fixture(autouse=True)

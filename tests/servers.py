@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -140,3 +142,38 @@ def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def chroma_server(folder: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A `chroma run` server on a free port, its data in `folder`/chroma: (its URL, the
+    process); stopped after the block."""
+    port = free_port()
+    chroma = start_chroma(folder / "chroma", port)
+    try:
+        yield f"http://127.0.0.1:{port}", chroma
+    finally:
+        stop(chroma)
+
+
+@contextmanager
+def cstp_server(env: dict[str, str]) -> Iterator[str]:
+    """`cstp serve` with `env` on a free port: its base URL; stopped after the block."""
+    port = free_port()
+    server = start_cstp(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(server)
+
+
+@contextmanager
+def cstp_on_chroma_server(
+    folder: Path, env: dict[str, str]
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`cstp serve` (data in `folder`/data, `env` on top) on a fresh `chroma run` server:
+    (the service's base URL, the Chroma process, to stop or signal); both stopped after."""
+    with chroma_server(folder) as (chroma_url, chroma):
+        settings = {"CSTP_DATA_DIR": str(folder / "data"), "CSTP_CHROMA_URL": chroma_url, **env}
+        with cstp_server(settings) as url:
+            yield url, chroma

@@ -85,8 +85,13 @@ function staleNote(stale) {
   return `Chroma is unreachable: this answer comes from this replica's memory, as of ${stale.since}. Decisions recorded since may be missing.`;
 }
 
+/** The latest search: an answer to an earlier one (a re-run after a new token, a click
+ * before the last answer came) arrives too late to be shown. */
+let latest = 0;
+
 async function search(event) {
   event.preventDefault();
+  const mine = ++latest;
   const status = document.getElementById("search-status");
   fill(status, "Searching…");
   // busy, then done or failed: set before the call goes out, so a test can wait on it.
@@ -95,6 +100,7 @@ async function search(event) {
   const params = searchParams();
   try {
     const [result, config] = await Promise.all([call("cstp.queryDecisions", params), matching()]);
+    if (mine !== latest) return;
     clearError();
     const results = document.getElementById("results");
     const threshold = config.broadMatchDistance;
@@ -109,6 +115,7 @@ async function search(event) {
     status.dataset.state = "done";
     collapseFiltersWhenNarrow();
   } catch (error) {
+    if (mine !== latest) return;
     fill(status);
     showError(error);
     status.dataset.state = "failed";

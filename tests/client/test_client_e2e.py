@@ -7,10 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from a2a.client import (
     AsyncCSTPClient,
@@ -24,6 +21,7 @@ from a2a.client import (
 )
 from a2a.query.results import QueryDecisionsResult
 from tests.conftest import REPO
+from tests.mcp_session import mcp_session
 from tests.servers import cstp, free_port, start_cstp, stop
 
 pytestmark = pytest.mark.slow
@@ -101,13 +99,7 @@ async def test_async_client_gives_the_same_typed_result(url: str) -> None:
 
 
 async def test_mcp_tool_call_round_trip_on_the_real_server(url: str) -> None:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with mcp_session(url, TOKEN) as session:
         result = await session.call_tool(
             "cstp.queryDecisions", {"query": "reduce pager noise and burnout", "limit": 1}
         )

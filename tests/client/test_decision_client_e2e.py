@@ -9,10 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from a2a.client import AsyncCSTPClient, CSTPClient, ForbiddenError, InvalidParamsError
 from a2a.client.errors import SaturatedError, error_from_object
@@ -24,6 +21,7 @@ from tests.decisions.wire import (
     WRITER_TOKEN,
     served,
 )
+from tests.mcp_session import mcp_session
 from tests.servers import BIN, cstp
 
 pytestmark = pytest.mark.slow
@@ -149,13 +147,7 @@ def test_the_cli_reads_a_decision_from_stdin_and_exits_1_naming_bad_fields(url: 
 
 
 async def mcp_call(url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with mcp_session(url, token) as session:
         tools = {tool.name for tool in (await session.list_tools()).tools}
         assert {"cstp.recordDecision", "cstp.getCalibration"} <= tools
         return await session.call_tool(name, arguments)

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import ADR_CORPUS, REPO, copy_store, require_shared, rpc_call
-from tests.servers import cstp, free_port, start_cstp, stop
+from tests.servers import cstp, cstp_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -74,12 +74,8 @@ def corpus_server(data_dir: Path, adr_store: Path | None = None, **env: str) -> 
     }
     indexed = cstp("index", str(ADR_CORPUS), str(EXAMPLES), env=environment)
     assert indexed.returncode == 0, indexed.stderr[-3000:]
-    port = free_port()
-    server = start_cstp(port, environment)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(server)
+    with cstp_server(environment) as url:
+        yield url
 
 
 def rpc(base_url: str, method: str, params: dict[str, Any]) -> Any:

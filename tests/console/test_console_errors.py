@@ -8,13 +8,12 @@ stale reads on, a search while Chroma is away is answered from memory, and the p
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.console.browser import TOKEN, chromium, require_chromium
-from tests.servers import free_port, start_chroma, start_cstp, stop
+from tests.servers import cstp_on_chroma_server, stop
 
 pytestmark = pytest.mark.slow
 
@@ -22,12 +21,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
     require_chromium()
-    folder: Path = tmp_path_factory.mktemp("console-errors")
-    chroma_port, port = free_port(), free_port()
-    chroma = start_chroma(folder / "chroma", chroma_port)
     env = {
-        "CSTP_DATA_DIR": str(folder / "data"),
-        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
         "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
         "CSTP_RATE_LIMITS": "cstp.queryDecisions=2/minute",
         "CSTP_CHROMA_TIMEOUT_SECONDS": "3",
@@ -35,12 +29,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any
         # answered from the loaded index instead (docs/availability.md).
         "CSTP_STALE_READS_SECONDS": "0",
     }
-    server = start_cstp(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}", chroma
-    finally:
-        stop(server)
-        stop(chroma)
+    with cstp_on_chroma_server(tmp_path_factory.mktemp("console-errors"), env) as served:
+        yield served
 
 
 def test_store_down_then_rate_limited(service: tuple[str, Any]) -> None:
@@ -77,21 +67,9 @@ def test_store_down_then_rate_limited(service: tuple[str, Any]) -> None:
 def stale_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
     """A `cstp serve` on a `chroma run` server, stale reads on (the default)."""
     require_chromium()
-    folder: Path = tmp_path_factory.mktemp("console-stale")
-    chroma_port, port = free_port(), free_port()
-    chroma = start_chroma(folder / "chroma", chroma_port)
-    env = {
-        "CSTP_DATA_DIR": str(folder / "data"),
-        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
-        "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
-        "CSTP_CHROMA_TIMEOUT_SECONDS": "3",
-    }
-    server = start_cstp(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}", chroma
-    finally:
-        stop(server)
-        stop(chroma)
+    env = {"CSTP_AUTH_TOKENS": f"ops:{TOKEN}", "CSTP_CHROMA_TIMEOUT_SECONDS": "3"}
+    with cstp_on_chroma_server(tmp_path_factory.mktemp("console-stale"), env) as served:
+        yield served
 
 
 def search_done(page: Any) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.decisions.wire import FAST_MODEL
-from tests.servers import free_port, start_chroma, start_cstp, stop
+from tests.servers import chroma_server, free_port, start_cstp, stop
 
 WRITER, WRITER_TOKEN = "planner", "writer-token-0123456789"
 OTHER, OTHER_TOKEN = "builder", "other-token-0123456789"
@@ -32,17 +32,6 @@ class Served:
     url: str
     process: subprocess.Popen[bytes]
     env: dict[str, str]
-
-
-@contextmanager
-def chroma_server(folder: Path) -> Iterator[str]:
-    """A `chroma run` server on a fresh folder; its URL."""
-    port = free_port()
-    chroma = start_chroma(folder / "chroma", port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(chroma)
 
 
 def environment(
@@ -79,7 +68,7 @@ def served(folder: Path, store: str, tokens: str = TOKENS, **extra: str) -> Iter
     `chroma run` server."""
     if store == "chroma-server":
         with (
-            chroma_server(folder) as chroma_url,
+            chroma_server(folder) as (chroma_url, _),
             service(environment(folder, chroma_url, tokens, **extra)) as s,
         ):
             yield s

@@ -8,35 +8,24 @@ import os
 import signal
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.decisions.wire import FAST_MODEL, TOKENS, call
-from tests.servers import free_port, start_chroma, start_cstp, stop
+from tests.servers import cstp_on_chroma_server, stop
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
-    folder: Path = tmp_path_factory.mktemp("availability")
-    chroma_port = free_port()
-    chroma = start_chroma(folder / "chroma", chroma_port)
     env = {
         "CSTP_EMBEDDING_MODEL": FAST_MODEL,
         "CSTP_AUTH_TOKENS": TOKENS,
-        "CSTP_DATA_DIR": str(folder / "data"),
-        "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
         "CSTP_CHROMA_TIMEOUT_SECONDS": "2",
     }
-    port = free_port()
-    server = start_cstp(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}", chroma
-    finally:
-        stop(server)
-        stop(chroma)
+    with cstp_on_chroma_server(tmp_path_factory.mktemp("availability"), env) as served:
+        yield served
 
 
 def _field(answer: dict[str, Any]) -> str:

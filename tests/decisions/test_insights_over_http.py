@@ -8,14 +8,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from statsmodels.stats.proportion import proportion_confint
 
 from tests.decisions.lifecycle_wire import OTHER_TOKEN, WRITER_TOKEN, Served, served
 from tests.decisions.wire import call, error_fields, result
+from tests.mcp_session import mcp_session
 
 pytestmark = pytest.mark.slow
 NEW_METHODS = ["cstp.updateDecision", "cstp.deleteDecision", "cstp.getStats", "cstp.checkDrift"]
@@ -258,13 +256,7 @@ def _mcp_tools(url: str) -> set[str]:
     import anyio
 
     async def listed() -> set[str]:
-        headers = {"Authorization": f"Bearer {WRITER_TOKEN}"}
-        async with (
-            httpx2.AsyncClient(headers=headers) as client,
-            streamable_http_client(f"{url}/mcp", http_client=client) as (read, write_),
-            ClientSession(read, write_) as session,
-        ):
-            await session.initialize()
+        async with mcp_session(url, WRITER_TOKEN) as session:
             return {tool.name for tool in (await session.list_tools()).tools}
 
     return anyio.run(listed)

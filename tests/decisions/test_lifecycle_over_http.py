@@ -20,13 +20,12 @@ from tests.decisions.lifecycle_wire import (
     WRITER,
     WRITER_TOKEN,
     Served,
-    chroma_server,
     environment,
     served,
     service,
 )
 from tests.decisions.wire import call, error_fields, result
-from tests.servers import output_of
+from tests.servers import chroma_server, output_of
 
 pytestmark = pytest.mark.slow
 
@@ -335,7 +334,7 @@ def test_a_deleted_decision_leaves_no_dangling_link(server: Served) -> None:
 
 @pytest.mark.parametrize("store", ["embedded", "chroma-server"])
 def test_history_and_links_survive_a_restart(tmp_path: Path, store: str) -> None:
-    with chroma_server(tmp_path) if store == "chroma-server" else _no_server() as chroma_url:
+    with chroma_server(tmp_path) if store == "chroma-server" else _no_server() as (chroma_url, _):
         env = environment(tmp_path, chroma_url)
         with service(env) as first:
             record(first.url, "rs-old")
@@ -351,7 +350,7 @@ def test_history_and_links_survive_a_restart(tmp_path: Path, store: str) -> None
 
 @pytest.mark.parametrize("kept_warm", [True, False], ids=["read-before", "first-read-after"])
 def test_a_delete_is_seen_by_a_second_replica(tmp_path: Path, kept_warm: bool) -> None:
-    with chroma_server(tmp_path) as chroma_url:
+    with chroma_server(tmp_path) as (chroma_url, _):
         env = environment(tmp_path, chroma_url)
         with service(env) as one, service(env) as two:
             record(one.url, "rp-1", category="rp-cat", title="Adopt Kafka for billing events")
@@ -370,8 +369,10 @@ def test_a_delete_is_seen_by_a_second_replica(tmp_path: Path, kept_warm: bool) -
 
 
 class _no_server:
-    def __enter__(self) -> None:
-        return None
+    """In place of chroma_server for an embedded store: no URL, no process."""
+
+    def __enter__(self) -> tuple[None, None]:
+        return None, None
 
     def __exit__(self, *exc: object) -> None:
         return None

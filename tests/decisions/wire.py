@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from tests.servers import free_port, start_chroma, start_cstp, stop
+from tests.servers import cstp_on_chroma_server, cstp_server
 
 FAST_MODEL = "wordllama-l2-supercat-256"
 WRITER, WRITER_TOKEN = "planner", "writer-token-0123456789"
@@ -33,19 +33,12 @@ def served(folder: Path, store: str, **env: str) -> Iterator[str]:
         "CSTP_DATA_DIR": str(folder / "data"),
         **env,
     }
-    chroma = None
     if store == "chroma-server":
-        chroma_port = free_port()
-        chroma = start_chroma(folder / "chroma", chroma_port)
-        settings["CSTP_CHROMA_URL"] = f"http://127.0.0.1:{chroma_port}"
-    port = free_port()
-    server = start_cstp(port, settings)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(server)
-        if chroma is not None:
-            stop(chroma)
+        with cstp_on_chroma_server(folder, settings) as (url, _):
+            yield url
+    else:
+        with cstp_server(settings) as url:
+            yield url
 
 
 def call(url: str, method: str, params: Any, token: str = WRITER_TOKEN) -> dict[str, Any]:

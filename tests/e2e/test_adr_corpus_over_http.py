@@ -15,7 +15,7 @@ import pytest
 from a2a.client import CSTPClient, render_precedents
 from a2a.client.precedents import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
 from tests.conftest import ADR_CORPUS, copy_store, require_shared, rpc_call
-from tests.servers import cstp, free_port, start_cstp, stop
+from tests.servers import cstp, cstp_server
 
 pytestmark = pytest.mark.slow
 
@@ -27,12 +27,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory, adr_store: Path) -> Itera
     data_dir: Path = tmp_path_factory.mktemp("adr-store")
     copy_store(adr_store, data_dir)  # the 409 ADRs, indexed once per run (tests/conftest.py)
     env = {"CSTP_DATA_DIR": str(data_dir), "CSTP_AGENT_ID": "adr-e2e"}
-    port = free_port()
-    server = start_cstp(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(server)
+    with cstp_server(env) as url:
+        yield url
 
 
 def query(base_url: str, **params: Any) -> dict[str, Any]:

@@ -7,14 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from a2a.embeddings import Embedder
 from a2a.settings import load_settings
 from tests.http.live import live_server
+from tests.mcp_session import mcp_session
 from tests.rpc.test_pipeline import WRITE
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -45,13 +43,7 @@ def test_malformed_mcp_messages_get_our_error_objects(
 
 
 async def _tool(url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers) as client,
-        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with mcp_session(url, token) as session:
         return await session.call_tool(name, arguments)
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 from a2a.index import IndexedRecord, SearchIndex
+from a2a.query.filters import to_where
+from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
 
@@ -33,3 +37,16 @@ def index_of(store: ChromaDecisionStore) -> SearchIndex:
             ]
         )
     return index
+
+
+def passing_both_ways(
+    store: ChromaDecisionStore, index: SearchIndex, filters: dict[str, Any] | None
+) -> set[str]:
+    """The ids `filters` (wire form; None: no filter) selects, asserted to be the same
+    from Chroma's `where` and from the index's mask."""
+    parsed = None if filters is None else QueryFilters.model_validate(filters)
+    from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
+    with index.reading():
+        from_index = {index.id_of(int(row)) for row in np.flatnonzero(index.mask(parsed))}
+    assert from_index == from_chroma, filters
+    return from_index

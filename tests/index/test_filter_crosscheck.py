@@ -13,8 +13,8 @@ from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.stored import StoredDecision
-from tests.conftest import SAMPLE, utc
-from tests.index.helpers import index_of, write
+from tests.conftest import EVERY_FILTER, SAMPLE, utc
+from tests.index.helpers import index_of, passing_both_ways, write
 
 #: SAMPLE plus records at the edges: bounds exactly, unicode, nulls one field at a time.
 EDGES = [
@@ -67,15 +67,7 @@ FILTERS: list[dict[str, Any] | None] = [
     {"status": "superseded"},
     {"category": "security", "stakes": ["critical"], "minConfidence": 0.9},
     {"minConfidence": 0.4, "dateBefore": "2025-12-31", "status": ["decided", "proposed"]},
-    {
-        "category": "architecture",
-        "minConfidence": 0.7,
-        "maxConfidence": 1.0,
-        "dateAfter": "2026-01-01T00:00:00Z",
-        "dateBefore": "2026-12-31T23:59:59Z",
-        "stakes": ["medium", "high"],
-        "status": ["decided", "reviewed"],
-    },
+    EVERY_FILTER,
 ]
 
 
@@ -94,11 +86,7 @@ def test_mask_selects_the_same_records_as_chroma_where(
     both: Any, filters: dict[str, Any] | None
 ) -> None:
     store, index = both
-    parsed = None if filters is None else QueryFilters.model_validate(filters)
-    from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
-    with index.reading():
-        from_index = {index.id_of(int(row)) for row in np.flatnonzero(index.mask(parsed))}
-    assert from_index == from_chroma
+    passing_both_ways(store, index, filters)
 
 
 def test_a_null_field_never_matches_a_filter_on_it(both: Any) -> None:
@@ -125,11 +113,7 @@ def test_both_range_plans_select_the_same_rows(both: Any, plan: str) -> None:
     store, index = both[0], index_of(both[0])
     index.columns.range_on_rows_below = 0.0 if plan == "every row" else 2.0
     for filters in FILTERS:
-        parsed = None if filters is None else QueryFilters.model_validate(filters)
-        from_chroma = {row.id for row in store.get(where=to_where(parsed), metadata=False)}
-        with index.reading():
-            rows = np.flatnonzero(index.mask(parsed))
-            assert {index.id_of(int(row)) for row in rows} == from_chroma, filters
+        passing_both_ways(store, index, filters)
 
 
 def test_codes_widen_past_127_and_32767_values_and_still_match() -> None:

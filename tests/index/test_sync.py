@@ -36,6 +36,33 @@ def _write_without_updated_at(store: ChromaDecisionStore, records: list[Decision
     store._bump_revision(collection)
 
 
+def _sample_store(
+    tmp_path: Path,
+    collection: str,
+    count: int,
+    kind: type[ChromaDecisionStore] = ChromaDecisionStore,
+) -> ChromaDecisionStore:
+    """A store in `tmp_path` holding the first `count` SAMPLE records."""
+    store = kind(data_dir=tmp_path, collection=collection, embedding_model="t")
+    write(store, SAMPLE[:count])
+    return store
+
+
+async def _loaded(store: ChromaDecisionStore) -> LiveIndex:
+    """A LiveIndex over `store`, loaded."""
+    live = LiveIndex(store)
+    await live.current()
+    return live
+
+
+async def _live(
+    tmp_path: Path, collection: str, count: int
+) -> tuple[ChromaDecisionStore, LiveIndex]:
+    """A store holding the first `count` SAMPLE records and a loaded LiveIndex over it."""
+    store = _sample_store(tmp_path, collection, count)
+    return store, await _loaded(store)
+
+
 def _ids(index: SearchIndex) -> set[str]:
     with index.reading():
         return {index.id_of(int(r)) for r in np.flatnonzero(index.mask(None))}
@@ -59,10 +86,7 @@ async def test_records_without_updated_at_load_and_new_ones_are_found_by_the_id_
 async def test_same_process_writes_are_searchable_before_any_freshness_check(
     tmp_path: Path,
 ) -> None:
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="own", embedding_model="t")
-    write(store, SAMPLE[:2])
-    live = LiveIndex(store)
-    await live.current()
+    store, live = await _live(tmp_path, "own", 2)
     record = DecisionRecord(id="w1", title="Written by this process")
     (stored,) = store.upsert([record], unit_vectors(1, 8))
     live.apply([IndexedRecord("w1", stored, unit_vectors(1, 8)[0], record.embedding_text())])
@@ -81,8 +105,7 @@ class BrokenStore(ChromaDecisionStore):
 async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
     tmp_path: Path,
 ) -> None:
-    store = BrokenStore(data_dir=tmp_path, collection="bug", embedding_model="t")
-    write(store, SAMPLE[:1])
+    store = _sample_store(tmp_path, "bug", 1, BrokenStore)
     live = LiveIndex(store)
     with pytest.raises(RuntimeError) as caught:
         await live.current()
@@ -94,19 +117,16 @@ async def test_a_bug_while_loading_is_raised_as_a_fault_not_store_unavailable(
 async def test_a_loaded_index_has_its_keyword_statistics_before_any_query(
     tmp_path: Path,
 ) -> None:
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="warm", embedding_model="t")
-    write(store, SAMPLE[:3])
+    store = _sample_store(tmp_path, "warm", 3)
     index = await LiveIndex(store).current()
     assert index.keyword_work("kafka") is not None  # None: computed at the first query
     store.close()
 
 
 async def test_the_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="collector", embedding_model="t")
-    write(store, SAMPLE[:3])
+    store = _sample_store(tmp_path, "collector", 3)
     assert gc.isenabled()
-    live = LiveIndex(store)
-    await live.current()
+    live = await _loaded(store)
     assert gc.isenabled() and live.index.alive_count == 3
     gc.disable()
     try:
@@ -121,13 +141,11 @@ async def test_a_load_changes_nothing_process_wide(tmp_path: Path) -> None:
     """Library code leaves process-wide state to the entry points (a2a.app.process): a load
     freezes no object (its rows are columns, not objects a full collection walks:
     tests/index/test_columns_memory.py) and limits no thread pool."""
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="frozen", embedding_model="t")
-    write(store, SAMPLE[:3])
+    store = _sample_store(tmp_path, "frozen", 3)
     frozen = gc.get_freeze_count()
     pools = [(p["internal_api"], p["num_threads"]) for p in threadpool_info()]
     graph_threads = faiss.omp_get_max_threads()
-    live = LiveIndex(store)
-    await live.current()
+    live = await _loaded(store)
     assert live.index.alive_count == 3 and gc.isenabled()
     assert gc.get_freeze_count() == frozen
     assert [(p["internal_api"], p["num_threads"]) for p in threadpool_info()] == pools
@@ -141,10 +159,7 @@ async def test_records_landed_by_a_write_that_failed_midway_are_seen_by_the_next
 ) -> None:
     # Chunk 1 of 2 lands, chunk 2 fails: Chroma holds a1 (a retry of it is answered
     # "already stored"), so the next query must not keep answering without it.
-    store = ChromaDecisionStore(data_dir=tmp_path, collection="mid", embedding_model="t")
-    write(store, SAMPLE[:2])
-    live = LiveIndex(store)
-    await live.current()
+    store, live = await _live(tmp_path, "mid", 2)
     store._max_batch = 1
     collection = store._get_collection(create=True)
     real_upsert, calls = collection.upsert, []

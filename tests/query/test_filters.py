@@ -8,6 +8,7 @@ import pytest
 
 from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
+from tests.conftest import EVERY_FILTER
 
 JAN_1_2026 = 1767225600  # 2026-01-01T00:00:00Z
 
@@ -42,15 +43,7 @@ JAN_1_2026 = 1767225600  # 2026-01-01T00:00:00Z
         ({"dateAfter": "2026-01-01T00:00:00.5Z"}, {"date_epoch": {"$gte": JAN_1_2026 + 1}}),
         ({"dateBefore": "2026-01-01T00:00:00.5Z"}, {"date_epoch": {"$lte": JAN_1_2026}}),
         (
-            {
-                "category": "architecture",
-                "minConfidence": 0.7,
-                "maxConfidence": 1.0,
-                "dateAfter": "2026-01-01T00:00:00Z",
-                "dateBefore": "2026-12-31T23:59:59Z",
-                "stakes": ["medium", "high"],
-                "status": ["decided", "reviewed"],
-            },
+            EVERY_FILTER,
             {
                 "$and": [
                     {"category": {"$eq": "architecture"}},

@@ -9,19 +9,19 @@ import pytest
 from a2a.errors import InvalidParams
 from a2a.methods import build_methods
 from a2a.query.params import QueryDecisionsParams
+from tests.conftest import invalid_fields
+
+METHOD = build_methods(service=None)["cstp.queryDecisions"]  # type: ignore[arg-type]
 
 
 def _validate(params: Any) -> QueryDecisionsParams:
-    method = build_methods(service=None)["cstp.queryDecisions"]  # type: ignore[arg-type]
-    result = method.validate(params)
+    result = METHOD.validate(params)
     assert isinstance(result, QueryDecisionsParams)
     return result
 
 
 def _bad_fields(params: Any) -> list[str]:
-    with pytest.raises(InvalidParams) as caught:
-        _validate(params)
-    return [error.field for error in caught.value.errors]
+    return invalid_fields(METHOD, params)
 
 
 @pytest.mark.parametrize(

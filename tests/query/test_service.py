@@ -13,7 +13,7 @@ from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from tests.conftest import index_records
+from tests.conftest import D01_SUMMARY, EVERY_FILTER, index_records
 
 
 @pytest.fixture
@@ -46,15 +46,7 @@ async def _ids(service: QueryService, **params: Any) -> list[str]:
         ({"dateAfter": "2025-03-01T04:30:00Z", "dateBefore": "2025-03-01T04:30:00Z"}, {"d02"}),
         ({"dateAfter": "2025-03-01T10:00:01+05:30"}, {"d01", "d05"}),
         (
-            {
-                "category": "architecture",
-                "minConfidence": 0.7,
-                "maxConfidence": 1.0,
-                "dateAfter": "2026-01-01T00:00:00Z",
-                "dateBefore": "2026-12-31T23:59:59Z",
-                "stakes": ["medium", "high"],
-                "status": ["decided", "reviewed"],
-            },
+            EVERY_FILTER,
             {"d01"},
         ),
     ],
@@ -101,21 +93,7 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
     )
     result = await service.query_decisions(params)
     top = result.decisions[0].to_wire()
-    assert top == {
-        "id": "d01",
-        "title": "Use blue-green deployment for the invoices database migration",
-        "category": "architecture",
-        "confidence": 0.9,
-        "stakes": "high",
-        "status": "reviewed",
-        "outcome": "success",
-        "date": "2026-01-20T14:00:00Z",
-        "distance": top["distance"],
-        "source": "a.yaml",
-        "recordedBy": None,
-        "tenant": None,
-        "reasons": ["pattern", "analysis"],
-    }
+    assert top == {**D01_SUMMARY, "distance": top["distance"], "reasons": ["pattern", "analysis"]}
     assert 0 <= top["distance"] < result.decisions[1].distance <= 2
     assert result.agent == "emerson"
     assert result.query == "switch database clusters without downtime"

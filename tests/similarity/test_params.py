@@ -6,24 +6,24 @@ from typing import Any
 
 import pytest
 
-from a2a.errors import InvalidParams
 from a2a.methods import find_similar_decisions_method
 from a2a.similarity.params import FindSimilarDecisionsParams
+from tests.conftest import invalid_fields
 
 PROPOSAL = {"tags": ["postgres"], "category": "architecture", "stakes": "high"}
 
 
+METHOD = find_similar_decisions_method(similar=None)  # type: ignore[arg-type]
+
+
 def _validate(params: Any) -> FindSimilarDecisionsParams:
-    method = find_similar_decisions_method(similar=None)  # type: ignore[arg-type]
-    result = method.validate(params)
+    result = METHOD.validate(params)
     assert isinstance(result, FindSimilarDecisionsParams)
     return result
 
 
 def _bad_fields(params: Any) -> list[str]:
-    with pytest.raises(InvalidParams) as caught:
-        _validate(params)
-    return [error.field for error in caught.value.errors]
+    return invalid_fields(METHOD, params)
 
 
 @pytest.mark.parametrize(

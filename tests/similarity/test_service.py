@@ -14,7 +14,7 @@ from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from tests.conftest import SAMPLE, index_records
+from tests.conftest import D01_SUMMARY, SAMPLE, index_records
 
 #: Touches every tag in SAMPLE, plus stakes `low` (d05 has no tags): d01-d05 score above 0.
 EVERY_TAG = {
@@ -93,18 +93,8 @@ async def test_top_decision_carries_score_components_tags_and_null_distance(
     )
     assert [d.model_dump(by_alias=True) for d in result.decisions] == [
         {
-            "id": "d01",
-            "title": "Use blue-green deployment for the invoices database migration",
-            "category": "architecture",
-            "confidence": 0.9,
-            "stakes": "high",
-            "status": "reviewed",
-            "outcome": "success",
-            "date": "2026-01-20T14:00:00Z",
+            **D01_SUMMARY,
             "distance": None,
-            "source": "a.yaml",
-            "recordedBy": None,
-            "tenant": None,
             "tags": ["postgres", "migration"],
             # Jaccard 2/3 * 0.60 + category 0.25; stakes absent from the proposal scores 0.
             "score": 0.65,

@@ -7,13 +7,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx2
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-
 from tests.decisions import lifecycle_wire
 from tests.decisions.lifecycle_wire import Served
 from tests.decisions.wire import call
+from tests.mcp_session import mcp_session
 
 ACME, ACME_TOKEN = "acme-agent", "acme-token-0123456789"
 GLOBEX, GLOBEX_TOKEN = "globex-agent", "globex-token-0123456789"
@@ -55,13 +52,7 @@ async def over_mcp(
 ) -> list[dict[str, Any]]:
     """Each (tool, arguments) called in order in one MCP session, as `outcome`s."""
     found = []
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with mcp_session(url, token) as session:
         for name, arguments in calls:
             answer = await session.call_tool(name, arguments)
             content = answer.structured_content
