@@ -26,7 +26,7 @@ Door = Literal["cstp", "mcp"]
 
 
 def call_context(scope: Scope) -> CallContext:
-    """Who is calling (a2a.auth.middleware.Identify found it) and the request id."""
+    """Who is calling (a2a.http.identify.Identify found it) and the request id."""
     caller = caller_of(scope)
     return CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -19,6 +20,7 @@ OPEN_PATHS = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
 class Identify:
     """ASGI middleware: puts the request's Caller in `scope["state"]["caller"]`.
 
@@ -31,31 +33,23 @@ class Identify:
     every request's caller is its client address with every scope.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        tokens: TokenTable,
-        proxies: TrustedProxies,
-        open_paths: Collection[str] = OPEN_PATHS,
-        on_refused: Callable[[Scope], None] = lambda scope: None,
-    ) -> None:
-        self.app = app
-        self._tokens = tokens
-        self._proxies = proxies
-        self._open_paths = open_paths
-        self._on_refused = on_refused
+    app: ASGIApp
+    tokens: TokenTable
+    proxies: TrustedProxies
+    open_paths: Collection[str] = OPEN_PATHS
+    on_refused: Callable[[Scope], None] = lambda scope: None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        if not self._tokens:
-            state[CALLER_KEY] = anonymous(scope, self._proxies)
-        elif scope["path"] not in self._open_paths:
-            found = self._tokens.lookup(bearer_token(scope["headers"]))
+        if not self.tokens:
+            state[CALLER_KEY] = anonymous(scope, self.proxies)
+        elif scope["path"] not in self.open_paths:
+            found = self.tokens.lookup(bearer_token(scope["headers"]))
             if found is None:
-                self._on_refused(scope)
+                self.on_refused(scope)
                 await _unauthorized()(scope, receive, send)
                 return
             state[CALLER_KEY] = Caller(*found)
