@@ -177,3 +177,24 @@ def cstp_on_chroma_server(
         settings = {"CSTP_DATA_DIR": str(folder / "data"), "CSTP_CHROMA_URL": chroma_url, **env}
         with cstp_server(settings) as url:
             yield url, chroma
+
+
+def freeze(pid: int) -> None:
+    """SIGSTOP process `pid` and return once every thread of it is stopped: the signal is
+    delivered asynchronously, and on a loaded machine a thread may still answer a request
+    after os.kill returned. Fails after 10 s."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    tasks = Path(f"/proc/{pid}/task")
+    while not all(_stopped(task) for task in tasks.iterdir()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"process {pid} did not stop within 10 s")
+        time.sleep(0.005)
+
+
+def _stopped(task: Path) -> bool:
+    try:
+        stat = (task / "stat").read_text()
+    except FileNotFoundError:  # the thread has ended
+        return True
+    return stat[stat.rindex(")") + 2] in "Tt"

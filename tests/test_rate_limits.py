@@ -28,7 +28,7 @@ from a2a.runtime import Runtime
 from a2a.settings import Settings, SettingsError, load_settings
 from tests.conftest import rpc_call
 from tests.redis_server import running_redis, start_redis
-from tests.servers import free_port, stop
+from tests.servers import free_port, freeze, stop
 
 TOKENS = "alice:alice-token-1,bob:bob-token-2,carol:carol-token-3"
 QUERY = {"query": "database migration"}
@@ -387,7 +387,7 @@ async def test_redis_that_stops_answering_times_out_into_the_fallback() -> None:
     limits = redis_limits(f"redis://127.0.0.1:{port}")
     try:
         assert await admitted(limits)
-        process.send_signal(signal.SIGSTOP)
+        freeze(process.pid)
         # A hang guard, not a measurement: without Redis' 1 s command timeout the call
         # would wait forever on the stopped server.
         async with asyncio.timeout(60):

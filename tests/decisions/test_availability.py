@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.decisions.wire import FAST_MODEL, TOKENS, call
-from tests.servers import cstp_on_chroma_server, stop
+from tests.servers import cstp_on_chroma_server, freeze, stop
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_a_frozen_chroma_gives_stale_reads_and_minus_32003_never_minus_32005(
         ("cstp.listDecisions", {}),
     ] * 6
     answers: list[tuple[str, dict[str, Any]]] = []
-    os.kill(chroma.pid, signal.SIGSTOP)
+    freeze(chroma.pid)
     try:
         with ThreadPoolExecutor(len(calls)) as pool:
             answers = list(
@@ -134,7 +134,7 @@ def test_every_kind_of_call_under_a_frozen_chroma_gets_minus_32003_never_minus_3
         ]
     reads: list[tuple[str, dict[str, Any]]] = [("cstp.listDecisions", {"limit": 5})] * 4
     calls = writes + reads
-    os.kill(chroma.pid, signal.SIGSTOP)
+    freeze(chroma.pid)
     try:
         with ThreadPoolExecutor(len(calls)) as pool:
             answers = list(pool.map(lambda c: call(url, c[0], c[1]), calls))

@@ -14,7 +14,7 @@ from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.errors import StoreUnavailable
 from tests.conftest import SAMPLE
 from tests.index.helpers import write
-from tests.servers import free_port, start_chroma, stop
+from tests.servers import free_port, freeze, start_chroma, stop
 
 TIMEOUT = 2.0
 
@@ -44,7 +44,7 @@ async def test_a_query_arriving_during_a_hung_freshness_check_fails_within_one_d
         write(store, SAMPLE[:3])
         live = LiveIndex(store, timeout_seconds=TIMEOUT)
         await live.current()
-        server.send_signal(signal.SIGSTOP)
+        freeze(server.pid)
         try:
             first = asyncio.create_task(_elapsed_of_failing_call(live))
             await asyncio.sleep(TIMEOUT / 4)

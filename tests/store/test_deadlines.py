@@ -19,7 +19,7 @@ from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.deadlines import call_deadline
 from a2a.store.errors import StoreUnavailable
-from tests.servers import free_port, start_chroma, stop
+from tests.servers import free_port, freeze, start_chroma, stop
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def frozen(tmp_path: Path) -> Iterator[AsyncStore]:
         timeout_seconds=0.5,
     )
     sync.count()  # connected while it answers
-    os.kill(chroma.pid, signal.SIGSTOP)
+    freeze(chroma.pid)
     try:
         yield AsyncStore(sync, 0.5)
     finally:
