@@ -7,7 +7,7 @@ import { setupDecision } from "./decision.js";
 import { fill } from "./dom.js";
 import { clearError } from "./errors.js";
 import { showFilterCount } from "./filters.js";
-import { setupSearch } from "./search.js";
+import { searchesStarted, setupSearch } from "./search.js";
 import { refreshValues } from "./store-values.js";
 import { loadTenants, setupTenants } from "./tenant.js";
 
@@ -35,10 +35,12 @@ function showTokenState() {
   fill(node, TOKEN_STATES[state]);
 }
 
-/** Re-run the view on screen (an empty search is left alone) and re-read the filter values:
+/** Re-run the view on screen (an empty search is left alone, and so is one started since
+ * `searchesBefore`: it already went out with the new token) and re-read the filter values:
  * after a new token or another tenant. */
-function rerun() {
+function rerun(searchesBefore = searchesStarted()) {
   refreshValues();
+  if (currentView === "search" && searchesStarted() !== searchesBefore) return;
   if (currentView !== "search" || document.getElementById("q").value.trim()) {
     document.getElementById(ACTIONS[currentView]).requestSubmit();
   }
@@ -54,8 +56,9 @@ function setupToken() {
     clearError();
     showTokenState();
     // The token's tenants first: every call after names one of them.
+    const searches = searchesStarted();
     await loadTenants();
-    rerun();
+    rerun(searches);
   });
   document.getElementById("token-forget").addEventListener("click", () => {
     setToken("");

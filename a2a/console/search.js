@@ -122,6 +122,12 @@ async function search(event) {
   }
 }
 
+/** How many searches this page has started (a re-run after a new token is left out when
+ * one started meanwhile). */
+export function searchesStarted() {
+  return latest;
+}
+
 /** Wire the search form. */
 export function setupSearch() {
   document.getElementById("search-form").addEventListener("submit", search);
