@@ -8,11 +8,18 @@ import threading
 from typing import Final
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 #: bm25s' default token pattern (scikit-learn's CountVectorizer): runs of 2+ word characters.
 _WORD: Final = re.compile(r"(?u)\b\w\w+\b")
-_STOPWORDS: Final = frozenset(STOPWORDS_EN)
+#: bm25s' English stop words (`bm25s.stopwords.STOPWORDS_EN`): Lucene's classic English stop
+#: set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET). Written out, not imported: importing bm25s
+#: imports scipy, ~0.18 s of every `cstp serve` start. tests/index/test_tokens.py checks
+#: that the two lists are the same.
+STOPWORDS_EN: Final = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their"  # noqa: SIM905
+    " then there these they this to was will with".split()
+)
+_STOPWORDS: Final = STOPWORDS_EN
 #: Query texts whose terms `analyze_query` keeps (a few hundred bytes each).
 QUERIES_KEPT: Final = 1024
 # PyStemmer's Stemmer keeps state while stemming and is not safe to share across threads.
