@@ -4,15 +4,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.decisions.wire import FAST_MODEL, TOKENS, WRITER_TOKEN, result
+from tests.decisions.wire import FAST_MODEL, TOKENS, WRITER_TOKEN, record_at_once, result
 from tests.redis_server import running_redis
 from tests.servers import free_port, start_chroma, start_cstp, stop
 
@@ -45,28 +43,9 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
 
 
 def _identical_at_once(urls: list[str], record_id: str) -> list[dict[str, Any]]:
-    answers: list[dict[str, Any]] = [{} for _ in urls]
-    start = threading.Barrier(len(urls))
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "cstp.recordDecision",
-        "params": {"decision": {"id": record_id, "title": "One creator"}},
-    }
-
-    def write(n: int) -> None:
-        headers = {"Authorization": f"Bearer {WRITER_TOKEN}"}
-        with httpx.Client(headers=headers, timeout=60) as http:
-            http.get(f"{urls[n]}/health")  # connected before the barrier
-            start.wait()
-            answers[n] = http.post(f"{urls[n]}/cstp", json=body).json()
-
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(urls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return answers
+    return record_at_once(
+        urls, lambda n: {"id": record_id, "title": "One creator"}, connect_first=True
+    )
 
 
 def test_identical_writes_through_two_replicas_have_one_creator(replicas: list[str]) -> None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from tests.decisions.wire import FAST_MODEL, TOKENS, WRITER_TOKEN, result
+from tests.decisions.wire import FAST_MODEL, TOKENS, record_at_once, result
 from tests.servers import free_port, start_chroma, start_cstp, stop
 
 ROUNDS = 15
@@ -16,27 +13,7 @@ ROUNDS = 15
 
 def _record_at_once(urls: list[str], record_id: str) -> list[dict[str, Any]]:
     """recordDecision of `record_id` on each server at the same moment, other content on each."""
-    answers: list[dict[str, Any]] = [{} for _ in urls]
-    start = threading.Barrier(len(urls))
-
-    def write(n: int) -> None:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "cstp.recordDecision",
-            "params": {"decision": {"id": record_id, "title": f"Written by replica {n}"}},
-        }
-        headers = {"Authorization": f"Bearer {WRITER_TOKEN}"}
-        with httpx.Client(headers=headers, timeout=60) as http:
-            start.wait()
-            answers[n] = http.post(f"{urls[n]}/cstp", json=body).json()
-
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(urls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return answers
+    return record_at_once(urls, lambda n: {"id": record_id, "title": f"Written by replica {n}"})
 
 
 def test_replicas_writing_one_id_at_once_acknowledge_one_and_refuse_the_other(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,33 @@ def error_fields(answer: dict[str, Any]) -> list[str]:
     """The fields a -32602 answer names."""
     assert answer["error"]["code"] == -32602, answer
     return [e["field"] for e in answer["error"]["data"]["errors"]]
+
+
+def record_at_once(
+    urls: list[str], decision_of: Callable[[int], dict[str, Any]], connect_first: bool = False
+) -> list[dict[str, Any]]:
+    """recordDecision of `decision_of(n)` on server n of `urls`, all released at one barrier;
+    the answers, in order. With `connect_first` each client is connected before the barrier."""
+    answers: list[dict[str, Any]] = [{} for _ in urls]
+    start = threading.Barrier(len(urls))
+
+    def write(n: int) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "cstp.recordDecision",
+            "params": {"decision": decision_of(n)},
+        }
+        headers = {"Authorization": f"Bearer {WRITER_TOKEN}"}
+        with httpx.Client(headers=headers, timeout=60) as http:
+            if connect_first:
+                http.get(f"{urls[n]}/health")
+            start.wait()
+            answers[n] = http.post(f"{urls[n]}/cstp", json=body).json()
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(urls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
