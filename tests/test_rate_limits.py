@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -291,9 +292,9 @@ async def test_two_processes_sharing_redis_count_one_limit() -> None:
     assert other
 
 
-async def test_redis_going_away_falls_back_to_per_process_limits_with_a_warning(
-    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
-) -> None:
+def redis_limited(tmp_path: Path, **overrides: Any) -> tuple[subprocess.Popen[bytes], Settings]:
+    """A Redis server just started, and settings (TOKENS, queryDecisions 3/minute) keeping
+    the limits in it."""
     port = free_port()
     process = start_redis(port)
     settings = limit_settings(
@@ -301,7 +302,15 @@ async def test_redis_going_away_falls_back_to_per_process_limits_with_a_warning(
         auth_tokens=TOKENS,
         rate_limits="cstp.queryDecisions=3/minute",
         rate_limit_storage=f"redis://127.0.0.1:{port}",
+        **overrides,
     )
+    return process, settings
+
+
+async def test_redis_going_away_falls_back_to_per_process_limits_with_a_warning(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    process, settings = redis_limited(tmp_path)
     try:
         async with served(settings, embedder) as (client, _):
             before = await query(client, "alice-token-1", 1)
@@ -319,15 +328,7 @@ async def test_redis_going_away_falls_back_to_per_process_limits_with_a_warning(
 async def test_redis_going_away_with_fail_closed_refuses_calls_with_rate_limited(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    port = free_port()
-    process = start_redis(port)
-    settings = limit_settings(
-        tmp_path,
-        auth_tokens=TOKENS,
-        rate_limits="cstp.queryDecisions=3/minute",
-        rate_limit_storage=f"redis://127.0.0.1:{port}",
-        rate_limit_fail_closed=True,
-    )
+    process, settings = redis_limited(tmp_path, rate_limit_fail_closed=True)
     try:
         async with served(settings, embedder) as (client, _):
             before = await query(client, "alice-token-1", 1)
