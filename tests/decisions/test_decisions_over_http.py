@@ -56,22 +56,13 @@ def test_a_recorded_decision_reads_back_whole_with_writer_and_server_time(url: s
     record = result(url, "cstp.getDecision", {"id": "rec-whole"})
     recorded_at = datetime.fromisoformat(record.pop("recordedAt"))
     assert before <= recorded_at <= datetime.now(UTC) + timedelta(seconds=1)
+    # As sent, the date in UTC, and the server's fields.
     assert record == {
-        "id": "rec-whole",
-        "title": "Move the invoices database with a blue-green switch",
-        "category": "architecture",
-        "confidence": 0.8,
-        "stakes": "high",
-        "status": "decided",
-        "outcome": "pending",
+        **full_decision("rec-whole"),
         "date": "2026-02-03T10:00:00Z",
         "source": None,
         "recordedBy": WRITER,
         "tenant": "default",
-        "context": "The invoices Postgres must move to a new cluster with no downtime.",
-        "decision": "Replicate to the new cluster, then switch traffic in one step.",
-        "reasons": [{"type": "analysis", "text": "Rollback is one DNS change."}],
-        "tags": ["postgres", "migration"],
         "lessons": None,
         "reviewedAt": None,
         "supersededBy": None,
