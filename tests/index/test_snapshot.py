@@ -214,6 +214,14 @@ for round in range(1000):
 """
 
 
+def _sigkill_after(writer: subprocess.Popen[str], seconds: float) -> None:
+    """`seconds` from now, SIGKILL `writer`, and see it die of it."""
+    time.sleep(seconds)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=30)
+    assert writer.returncode == -signal.SIGKILL
+
+
 def _kill_a_writer(root: Path, delay: float) -> bool:
     """Run WRITER until it starts its second snapshot, SIGKILL it `delay` s later; whether
     the kill caught it inside a write (its temporary folder left behind)."""
@@ -228,10 +236,7 @@ def _kill_a_writer(root: Path, delay: float) -> bool:
         lines = [writer.stdout.readline() for _ in range(3)]
         # One snapshot complete, the next being written.
         assert [line.split()[0] for line in lines] == ["writing", "wrote", "writing"], lines
-        time.sleep(delay)
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
-        assert writer.returncode == -signal.SIGKILL
+        _sigkill_after(writer, delay)
     finally:
         if writer.poll() is None:
             writer.kill()
@@ -321,10 +326,7 @@ async def test_a_writer_killed_mid_write_leaves_a_marker_no_snapshot_holds(
     try:
         assert writer.stdout is not None
         assert writer.stdout.readline().strip() == "writing"
-        time.sleep(1.5)  # inside the first or second of its three chunks
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
-        assert writer.returncode == -signal.SIGKILL
+        _sigkill_after(writer, 1.5)  # inside the first or second of its three chunks
     finally:
         if writer.poll() is None:
             writer.kill()
