@@ -99,6 +99,18 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
+@pytest.fixture
+def use_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Writes the text it is given to a cstp.yaml that CSTP_CONFIG then names."""
+
+    def write(text: str) -> None:
+        config = tmp_path / "cstp.yaml"
+        config.write_text(text)
+        monkeypatch.setenv("CSTP_CONFIG", str(config))
+
+    return write
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The default offline model, loaded once for the whole run."""

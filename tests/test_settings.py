@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from a2a.settings import SettingsError, load_settings
 
 
-def test_environment_beats_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path / "cstp.yaml"
-    config.write_text("agent_id: from-file\nport: 9001\ncollection: file_collection\n")
-    monkeypatch.setenv("CSTP_CONFIG", str(config))
+def test_environment_beats_the_config_file(
+    use_config: Callable[[str], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_config("agent_id: from-file\nport: 9001\ncollection: file_collection\n")
     monkeypatch.setenv("CSTP_AGENT_ID", "from-env")
     settings = load_settings()
     assert (settings.agent_id, settings.port, settings.collection) == (
@@ -49,12 +49,8 @@ def test_bad_setting_stops_start_up_naming_it(
     assert name in str(caught.value)
 
 
-def test_unknown_key_in_config_file_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    config = tmp_path / "cstp.yaml"
-    config.write_text("prot: 9000\n")
-    monkeypatch.setenv("CSTP_CONFIG", str(config))
+def test_unknown_key_in_config_file_is_refused(use_config: Callable[[str], None]) -> None:
+    use_config("prot: 9000\n")
     with pytest.raises(SettingsError, match="CSTP_PROT"):
         load_settings()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -88,18 +88,14 @@ def test_bad_weights_stop_start_up_naming_the_setting(
     assert "CSTP_SIMILARITY_WEIGHTS" in str(caught.value)
 
 
-def test_weights_from_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path / "cstp.yaml"
-    config.write_text("similarity_weights:\n  tags: 0.7\n  category: 0.2\n  stakes: 0.1\n")
-    monkeypatch.setenv("CSTP_CONFIG", str(config))
+def test_weights_from_the_config_file(use_config: Callable[[str], None]) -> None:
+    use_config("similarity_weights:\n  tags: 0.7\n  category: 0.2\n  stakes: 0.1\n")
     assert load_settings().similarity_weights.tags == 0.7
 
 
 def test_weights_in_the_config_file_that_do_not_sum_to_one_stop_start_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    use_config: Callable[[str], None],
 ) -> None:
-    config = tmp_path / "cstp.yaml"
-    config.write_text("similarity_weights: {tags: 0.7, category: 0.2, stakes: 0.2}\n")
-    monkeypatch.setenv("CSTP_CONFIG", str(config))
+    use_config("similarity_weights: {tags: 0.7, category: 0.2, stakes: 0.2}\n")
     with pytest.raises(SettingsError, match="CSTP_SIMILARITY_WEIGHTS"):
         load_settings()
