@@ -10,8 +10,10 @@ record's claim key is the creator and the others answer `created: false`.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import redis
+if TYPE_CHECKING:
+    import redis
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +29,10 @@ class CreationClaims:
     content hash claimed)."""
 
     def __init__(self, client: redis.Redis, collection: str) -> None:
+        import redis  # loaded already: `client` is one of its objects
+
         self._redis = client
+        self._failure = redis.RedisError
         self._prefix = f"cstp:created:{collection}:"
 
     @classmethod
@@ -35,6 +40,9 @@ class CreationClaims:
         """Claims in the Redis at `uri` (`redis://` or `rediss://`), else None."""
         if not uri.startswith(("redis://", "rediss://")):
             return None
+        # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
+        import redis
+
         client = redis.Redis.from_url(
             uri,
             socket_timeout=REDIS_TIMEOUT_SECONDS,
@@ -58,7 +66,7 @@ class CreationClaims:
                         ex=CLAIM_SECONDS,
                     )
                 return [bool(answer) for answer in pipe.execute()]
-        except redis.RedisError as exc:
+        except self._failure as exc:
             log.warning("creation claims: Redis failed (%s); granting %d claims", exc, len(keys))
             return [True] * len(keys)
 
@@ -72,5 +80,5 @@ class CreationClaims:
             return
         try:
             self._redis.delete(*(f"{self._prefix}{record_id}" for record_id in ids))
-        except redis.RedisError as exc:
+        except self._failure as exc:
             log.warning("creation claims: Redis failed (%s); %d claims not released", exc, len(ids))
