@@ -248,8 +248,3 @@ class DriftResult(WireModel):
     """cstp.checkDrift: one entry per group with scored decisions in either window."""
 
     groups: list[DriftGroup]
-
-    @classmethod
-    def of(cls, groups: list[DriftGroup]) -> DriftResult:
-        """The wire form of `groups`."""
-        return cls(groups=groups)

@@ -255,7 +255,7 @@ class DecisionService:
             params.recent_days,
             params.baseline_days,
         )
-        return wire.DriftResult.of(found)
+        return wire.DriftResult(groups=found)
 
     # -- parts -----------------------------------------------------------------------------
 

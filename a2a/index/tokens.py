@@ -19,7 +19,6 @@ STOPWORDS_EN: Final = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their"  # noqa: SIM905
     " then there these they this to was will with".split()
 )
-_STOPWORDS: Final = STOPWORDS_EN
 #: Query texts whose terms `analyze_query` keeps (a few hundred bytes each).
 QUERIES_KEPT: Final = 1024
 # PyStemmer's Stemmer keeps state while stemming and is not safe to share across threads.
@@ -39,7 +38,7 @@ def analyze(text: str) -> list[str]:
     The same terms `bm25s.tokenize(text, stopwords="en", stemmer=Stemmer("english"))`
     gives; safe to call from any thread (one stemmer per thread).
     """
-    words = [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
+    words = [word for word in _WORD.findall(text.lower()) if word not in STOPWORDS_EN]
     return list(_stemmer().stemWords(words)) if words else []
 
 
