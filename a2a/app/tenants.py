@@ -164,7 +164,8 @@ class Tenants:
         Chroma cannot be read, its loaded index's (the call marked stale)."""
         stack = self.stack(tenant)
         try:
-            known = await stack.services.store.workers.run(stack.index.known_count)
+            # Within the call's deadline: reading the marker may be a Chroma call.
+            known = await stack.services.store.call(stack.index.known_count)
             if known is not None:
                 return known
             return await stack.services.store.count()

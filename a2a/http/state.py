@@ -135,8 +135,8 @@ def build_state(
     async def existing() -> list[str]:
         if runtime.store.collection_names_in_memory:  # embedded: no Chroma call, no hop
             names = runtime.store.collection_names()
-        else:
-            names = await workers.run(runtime.store.collection_names)
+        else:  # within the call's deadline, as every Chroma call (CONTRACT.md, Deadlines)
+            names = await store.call(runtime.store.collection_names)
         return [t for t in (tenant_of(settings.collection, n) for n in names) if t is not None]
 
     methods = {"cstp.searchDocs": search_docs_method(docs)}

@@ -42,11 +42,14 @@ def served(folder: Path, store: str, **env: str) -> Iterator[str]:
             yield url
 
 
-def call(url: str, method: str, params: Any, token: str = WRITER_TOKEN) -> dict[str, Any]:
-    """One JSON-RPC call; the response object (result or error)."""
+def call(
+    url: str, method: str, params: Any, token: str = WRITER_TOKEN, timeout: float = 60
+) -> dict[str, Any]:
+    """One JSON-RPC call; the response object (result or error). `timeout`: seconds before
+    httpx gives up (a hang guard)."""
     body = {"jsonrpc": "2.0", "id": next(_IDS), "method": method, "params": params}
     response = httpx.post(
-        f"{url}/cstp", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        f"{url}/cstp", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
     )
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
