@@ -12,36 +12,53 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import dataclasses
 import functools
 import os
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.app.tenants import Tenants, TenantStack, stamped
+from a2a.app.union_graphs import UnionGraphs
 from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
 from a2a.index import SearchIndex
 from a2a.index.staleness import with_stale_mark
+from a2a.index.union_graph import UnionGraph
 from a2a.query.matching import category_note
-from a2a.query.params import QueryDecisionsParams
+from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import recency_key
 from a2a.query.results import Hits
+from a2a.query.service import Ranking
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
+from a2a.workers import WorkerPool
 
 #: Worker calls an org-level query splits its tenants into, run in parallel: two where the
 #: machine has two cores (one: every tenant in one call, one thread hop).
 ORG_CALLS = min(2, os.cpu_count() or 1)
 
 
-def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dict[str, Method]:
+class OrgSearchCounter(Protocol):
+    """Told how each org-level query searched (a2a.observability.metrics)."""
+
+    def org_searched(self, path: str) -> None: ...
+
+
+def org_methods(
+    tenants: Tenants,
+    base: dict[str, Method],
+    agent_id: str,
+    metrics: OrgSearchCounter | None = None,
+) -> dict[str, Method]:
     """The `tenant: "*"` form of each org-level method `base` serves (same params model,
-    schema and errors; another handler)."""
+    schema and errors; another handler). `metrics` counts the queries by path: `union`
+    (one walk of the tenants' union graph) or `tenants` (each tenant's own search)."""
 
     async def stacks(ctx: CallContext) -> list[TenantStack]:
         return [tenants.stack(name) for name in await tenants.existing(ctx.tenants)]
@@ -51,21 +68,17 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
         chosen = await stacks(ctx)
         if not chosen:
             return _empty_query(params, agent_id, started)
-        vector = await chosen[0].services.query.embed(params.query)
+        query = chosen[0].services.query
+        vector = await query.embed(params.query)
+        workers = chosen[0].services.store.workers
         async with tenants.using_all(chosen):
             indexes = await asyncio.gather(*(s.services.query.index() for s in chosen))
-            # The tenants' searches in ORG_CALLS worker calls run side by side (a graph walk
-            # and a scan release the GIL), each answering its share of the tenants in turn.
             pairs = list(zip(chosen, indexes, strict=True))
-            shares = [pairs[n::ORG_CALLS] for n in range(min(ORG_CALLS, len(pairs)))]
-            workers = chosen[0].services.store.workers
-            parts = await asyncio.gather(
-                *(
-                    workers.run(functools.partial(_answers, share, params, vector))
-                    for share in shares
-                )
+            ranked, path = await _searched(
+                tenants.unions, pairs, params, vector, query.mode(params), workers
             )
-            ranked = [decision for part in parts for decision in part]
+            if metrics is not None:
+                metrics.org_searched(path)
             category = params.filters.category if params.filters is not None else None
             known = _categories(indexes) if category is not None and not ranked else None
         ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
@@ -127,6 +140,34 @@ def org_methods(tenants: Tenants, base: dict[str, Method], agent_id: str) -> dic
     }
 
 
+async def _searched(
+    unions: UnionGraphs,
+    pairs: list[tuple[TenantStack, SearchIndex]],
+    params: QueryDecisionsParams,
+    vector: npt.NDArray[np.float32],
+    mode: RetrievalMode,
+    workers: WorkerPool,
+) -> tuple[list[dict[str, Any]], str]:
+    """The hits of every tenant of `pairs` that may make the org list (`_answers`), and
+    how they were searched: `union` (one walk of their union graph, when one covers them
+    and the call may take it, `_walks_union`) or `tenants` (each tenant's own search)."""
+    if _walks_union(params, mode):
+        union = unions.get(tuple(stack.name for stack, _ in pairs), [i for _, i in pairs])
+        if union is not None:
+            found = await workers.run(
+                functools.partial(_union_answers, union, pairs, params, vector)
+            )
+            if found is not None:
+                return found, "union"
+    # The tenants' searches in ORG_CALLS worker calls run side by side (a walk and a scan
+    # release the GIL), each answering its share of the tenants in turn.
+    shares = [pairs[n::ORG_CALLS] for n in range(min(ORG_CALLS, len(pairs)))]
+    parts = await asyncio.gather(
+        *(workers.run(functools.partial(_answers, share, params, vector)) for share in shares)
+    )
+    return [decision for part in parts for decision in part], "tenants"
+
+
 def _answers(
     share: list[tuple[TenantStack, SearchIndex]],
     params: QueryDecisionsParams,
@@ -152,21 +193,66 @@ def _answers(
         with index.reading():
             ranking = stack.services.query.ranking(index, params, vector)
             assert ranking is not None
-            kept = []
-            # As `_ranked`: by score when every hit has one (keyword, hybrid), else distance.
-            scores = ranking.scores or []
-            known = [score for score in scores if score is not None]
-            firsts = [-score for score in known] if len(known) == len(ranking.rows) else None
-            for n, row in enumerate(ranking.rows):
-                first = ranking.distances[n] if firsts is None else firsts[n]
-                key = (first, stack.name, index.id_of(row))
-                if len(best) < params.limit or key < best[-1]:
-                    bisect.insort(best, key)
-                    del best[params.limit :]
-                    kept.append(n)
-            hits = ranking.only(kept).hits(index, params)
-        found += _stamped(hits, stack.name)
+            found += _kept(stack.name, index, ranking, params, best)
     return found
+
+
+def _walks_union(params: QueryDecisionsParams, mode: RetrievalMode) -> bool:
+    """Whether an org-level query may take its semantic candidates from a union graph:
+    semantic mode, not exact, not ranked by recency (hybrid fuses each tenant's own
+    semantic list, as that tenant answers alone)."""
+    return mode == "semantic" and not params.exact and params.recency_half_life_days is None
+
+
+def _union_answers(
+    union: UnionGraph,
+    pairs: list[tuple[TenantStack, SearchIndex]],
+    params: QueryDecisionsParams,
+    vector: npt.NDArray[np.float32],
+) -> list[dict[str, Any]] | None:
+    """`_answers` of every tenant of `pairs` from one walk of `union` (blocking: a
+    worker's), under every tenant's read lock at once (the walk numbers all their rows);
+    None when the union's planner scans instead (then `_answers`)."""
+    with contextlib.ExitStack() as held:
+        for _, index in pairs:
+            held.enter_context(index.reading())
+        indexes = [index for _, index in pairs]
+        masks = [index.selection(params.filters)[0] for index in indexes]
+        proposed = union.candidates(vector, indexes, masks, params.limit)
+        if proposed is None:
+            return None
+        found: list[dict[str, Any]] = []
+        best: list[tuple[Any, ...]] = []
+        for (stack, index), rows in zip(pairs, proposed, strict=True):
+            ranking = stack.services.query.ranking(index, params, vector, rows)
+            assert ranking is not None
+            found += _kept(stack.name, index, ranking, params, best)
+        return found
+
+
+def _kept(
+    tenant: str,
+    index: SearchIndex,
+    ranking: Ranking,
+    params: QueryDecisionsParams,
+    best: list[tuple[Any, ...]],
+) -> list[dict[str, Any]]:
+    """The hits of `ranking` (of `tenant`'s `index`, under its read lock) that can still
+    make the first `params.limit` after those `best` holds (their keys, ascending; updated),
+    as wire decisions naming `tenant`."""
+    kept = []
+    # As `_ranked`: by score when every hit has one (keyword, hybrid), else by distance.
+    scores = ranking.scores or []
+    known = [score for score in scores if score is not None]
+    firsts = [-score for score in known] if len(known) == len(ranking.rows) else None
+    for n, row in enumerate(ranking.rows):
+        first = ranking.distances[n] if firsts is None else firsts[n]
+        key = (first, tenant, index.id_of(row))
+        if len(best) < params.limit or key < best[-1]:
+            bisect.insort(best, key)
+            del best[params.limit :]
+            kept.append(n)
+    return _stamped(ranking.only(kept).hits(index, params), tenant)
 
 
 def _stamped(hits: Hits, tenant: str) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from a2a.app.union_graphs import UnionGraphs
 from a2a.decisions.service import DecisionService
 from a2a.index.sync import LiveIndex
 from a2a.methods import NoParams
@@ -113,6 +114,8 @@ class Tenants:
         self._stacks: OrderedDict[str, TenantStack] = OrderedDict()
         self._dropping: set[asyncio.Task[None]] = set()
         self.org: dict[str, Method] = {}
+        #: Org-level search's graphs over several tenants (counted in the budget).
+        self.unions = UnionGraphs(memory_budget=memory_budget)
 
     # -- the router --------------------------------------------------------------------
 
@@ -177,6 +180,7 @@ class Tenants:
     async def stop(self) -> None:
         """Stop every tenant's index loading (the app's shutdown)."""
         await asyncio.gather(*self._dropping, return_exceptions=True)
+        await self.unions.stop()
         for stack in list(self._stacks.values()):
             await stack.index.stop()
 
@@ -254,7 +258,7 @@ class Tenants:
 
     def _evict_indexes(self, budget: int) -> None:
         loaded = [self._stacks[name] for name in self.loaded()]
-        total = sum(s.index.memory_bytes() for s in loaded)
+        total = sum(s.index.memory_bytes() for s in loaded) + self.unions.nbytes
         # The most recently used stays, even alone over the budget: evicting the tenant
         # every call is for would reload it at each one.
         for stack in loaded[:-1]:
@@ -262,7 +266,7 @@ class Tenants:
                 break
             if stack.in_flight:
                 continue
-            total -= stack.index.memory_bytes()
+            total -= stack.index.memory_bytes() + self.unions.drop(stack.name)
             stack.unloading = asyncio.get_running_loop().create_task(self._unload(stack))
 
     def _drop_idle(self) -> None:
@@ -277,6 +281,7 @@ class Tenants:
             if stack.in_flight or stack.unloading is not None or stack.name == DEFAULT_TENANT:
                 continue
             del self._stacks[stack.name]
+            self.unions.drop(stack.name)
             task = asyncio.get_running_loop().create_task(stack.index.unload())
             self._dropping.add(task)
             task.add_done_callback(self._dropping.discard)

@@ -163,7 +163,7 @@ def build_state(
         rate_limits = RateLimits.from_settings(settings, methods)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    tenants.org = org_methods(tenants, methods, settings.agent_id)
+    tenants.org = org_methods(tenants, methods, settings.agent_id, metrics)
     pipeline = Pipeline(methods, rate_limits, tenants)
     return AppState(
         settings=settings,

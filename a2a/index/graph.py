@@ -67,11 +67,16 @@ class GraphIndex:
         """A graph of the first `rows` vector rows of `vectors` (default all), each node
         owned by its row's owner."""
         graph = cls(vectors.dim or 0)
-        count = len(vectors) if rows is None else rows
+        graph.add_matrix(vectors, len(vectors) if rows is None else rows)
+        return graph
+
+    def add_matrix(self, vectors: VectorMatrix, count: int, offset: int = 0) -> None:
+        """One node per vector row of the first `count` of `vectors`, each owned by its
+        row's owner + `offset` (a2a.index.union_graph numbers several indexes' rows in
+        one graph)."""
         for start in range(0, count, 16384):
             part = np.arange(start, min(start + 16384, count), dtype=np.int64)
-            graph.add(np.asarray(vectors.matrix[part], np.float32), vectors.owner[part])
-        return graph
+            self.add(np.asarray(vectors.matrix[part], np.float32), vectors.owner[part] + offset)
 
     def __len__(self) -> int:
         """Nodes, those of removed rows included."""

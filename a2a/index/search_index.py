@@ -203,6 +203,18 @@ class SearchIndex:
         return self._vectors.dim
 
     @property
+    def vectors(self) -> VectorMatrix:
+        """The vector matrix (read-only; rows below its length never change until a
+        compaction, which changes `compactions`)."""
+        return self._vectors
+
+    @property
+    def compactions(self) -> int:
+        """Changes whenever rows are renumbered (a compaction) or dropped (`clear`): what a
+        structure numbered by these rows (a2a.index.union_graph) checks it still fits."""
+        return self._compactions
+
+    @property
     def alive_count(self) -> int:
         """Records currently indexed."""
         return self.columns.alive_count
@@ -516,6 +528,7 @@ class SearchIndex:
         passing: npt.NDArray[np.int64] | None = None,
         exact: bool = False,
         org: bool = False,
+        proposed: npt.NDArray[np.int64] | None = None,
     ) -> list[Match]:
         """The `k` rows passing `mask` closest to `vector` (L2-normalised, dim floats).
 
@@ -524,20 +537,22 @@ class SearchIndex:
         `selection`). With `exact` every passing row is scored (CONTRACT, Exact or
         approximate); without it the planner may take the graph's candidates instead
         (`plan`; `org`: for org-level search), each scored exactly as a scan would.
+        `proposed`: rows passing `mask` that an org-level walk of a union graph proposed
+        (a2a.index.union_graph), scored in place of the planner's choice.
         """
         query = np.asarray(vector, dtype=np.float32)
+        if proposed is not None and not exact:
+            return self._scored(query, proposed, k)
         count = None if exact else self.plan(mask, passing, org)
         if count is not None:
             assert self._graph is not None
-            wanted = max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
+            wanted = graph_candidates(k)
             # No filter, no tombstone, no node of a compacted row: no selector needed.
             every = count == len(self._ids) and self._graph.identity
             breadth = self._breadth(count)
             rows = self._graph.search(query, None if every else mask, wanted, breadth)
             if len(rows) >= min(k, count):
-                distances = _cosine_distances(self._exact_dots(query, rows))
-                chosen = top_k(distances, rows, k, self._ids, descending=False)
-                return [Match(self._ids[row], row, distance) for row, distance in chosen]
+                return self._scored(query, rows, k)
             # The walk found fewer rows than pass: scan (never fewer results than exact).
         if passing is not None and len(passing) <= EXACT_AT_MOST and self._exact_in_memory():
             # Few rows: score them all exactly at once (no float32 scan, no near-best cut).
@@ -546,6 +561,12 @@ class SearchIndex:
             rows, dots = self._vectors.scores(query, mask, passing)
             if len(rows) > k:
                 rows = _near_best(rows, dots, k, self._scan_error())
+        return self._scored(query, rows, k)
+
+    def _scored(
+        self, query: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], k: int
+    ) -> list[Match]:
+        """The `k` of `rows` closest to `query` by exact distance, then id."""
         distances = _cosine_distances(self._exact_dots(query, rows))
         chosen = top_k(distances, rows, k, self._ids, descending=False)
         return [Match(self._ids[row], row, distance) for row, distance in chosen]
@@ -706,6 +727,11 @@ class SearchIndex:
             return np.zeros(len(mask), dtype=bool)
         equal: BoolArray = (self.columns.codes(column) == code) & mask
         return equal
+
+
+def graph_candidates(k: int) -> int:
+    """Candidates a graph walk proposes for `k` results (all scored again exactly)."""
+    return max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
 
 
 def walk_breadth(rows: int, passing: int) -> int:

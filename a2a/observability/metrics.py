@@ -95,6 +95,13 @@ class Metrics:
             "Tenants' search indexes evicted past CSTP_INDEX_MEMORY_MIB (least recently used).",
             registry=self.registry,
         )
+        self.org_searches = Counter(
+            "cstp_org_searches",
+            'Org-level queryDecisions calls (tenant "*") by how they searched: `union`, one '
+            "walk of a graph over the tenants together; `tenants`, each tenant's own search.",
+            ["path"],
+            registry=self.registry,
+        )
         self.decisions.set(-1)
         # The labelled children of `calls`, by (method, code): `labels()` validates and locks
         # on every call, and both labels come from small closed sets (served methods, codes).
@@ -123,6 +130,10 @@ class Metrics:
     def tenants_loaded(self, count: int) -> None:
         """Set how many tenants' indexes are loaded now."""
         self.tenants_loaded_gauge.set(count)
+
+    def org_searched(self, path: str) -> None:
+        """Count one org-level query answered by `path` (`union` or `tenants`; a2a.app.org)."""
+        self.org_searches.labels(path).inc()
 
     def store_failed(self, kind: str) -> None:
         """Count one failed Chroma call; `kind` is `timeout` or `failure`."""

@@ -152,17 +152,27 @@ class QueryService:
         return self._answer(index, params, vector)
 
     def ranking(
-        self, index: SearchIndex, params: QueryDecisionsParams, vector: npt.NDArray[np.float32]
+        self,
+        index: SearchIndex,
+        params: QueryDecisionsParams,
+        vector: npt.NDArray[np.float32],
+        proposed: npt.NDArray[np.int64] | None = None,
     ) -> Ranking | None:
         """`hits`' ranking before what the hits show is read, for org-level search: it
         reads them only for the hits it keeps, and the planner walks graphs from
-        ORG_GRAPH_MIN_ROWS rows (SearchIndex.plan). None for a call with
-        recencyHalfLifeDays (ranked by what the hits show: use `hits`). Call under
-        `index.reading()`, from a worker."""
+        ORG_GRAPH_MIN_ROWS rows (SearchIndex.plan). `proposed`: in semantic mode, the rows
+        a union graph's walk proposed in this index (a2a.index.union_graph), scored
+        instead. None for a call with recencyHalfLifeDays (ranked by what the hits show:
+        use `hits`). Call under `index.reading()`, from a worker."""
         if params.recency_half_life_days is not None:
             return None
         mask, passing = index.selection(params.filters)
-        return self._ranked(index, params, vector, mask, passing, org=True)
+        return self._ranked(index, params, vector, mask, passing, org=True, proposed=proposed)
+
+    def mode(self, params: QueryDecisionsParams) -> RetrievalMode:
+        """The retrieval mode `params` are answered in: theirs, else the server's
+        (CSTP_DEFAULT_RETRIEVAL_MODE)."""
+        return params.mode_or(self._default_mode)
 
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
         """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
@@ -280,7 +290,7 @@ class QueryService:
         count = np.count_nonzero(mask) if passing is None else len(passing)
         graph = not params.exact and index.plan(mask, passing) is not None
         semantic = index.semantic_work(int(count), approximate=graph)
-        mode = params.mode_or(self._default_mode)
+        mode = self.mode(params)
         if mode == "semantic":
             return semantic
         if not idle:
@@ -309,8 +319,7 @@ class QueryService:
         if half_life is None:
             return self._ranked(index, params, vector, mask, passing).hits(index, params)
         max_distance = params.max_distance
-        # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
-        mode = params.mode_or(self._default_mode)
+        mode = self.mode(params)
         if max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, max_distance), None
         # Recency reorders a deeper list: in semantic mode the best rows of every passing
@@ -337,13 +346,13 @@ class QueryService:
         mask: BoolArray,
         passing: npt.NDArray[np.int64] | None,
         org: bool = False,
+        proposed: npt.NDArray[np.int64] | None = None,
     ) -> Ranking:
         """The ranking of a call without recencyHalfLifeDays (see `_search`)."""
-        # A call that names no mode gets the server's (CSTP_DEFAULT_RETRIEVAL_MODE).
-        mode = params.mode_or(self._default_mode)
+        mode = self.mode(params)
         if params.max_distance is not None and mode != "semantic":
             mask, passing = index.within(vector, mask, params.max_distance), None
-        return self._by_mode(mode, _Probe(index, vector, params, mask, passing, org))
+        return self._by_mode(mode, _Probe(index, vector, params, mask, passing, org, proposed))
 
     def _by_mode(self, mode: RetrievalMode, probe: _Probe) -> Ranking:
         if mode == "keyword":
@@ -355,7 +364,13 @@ class QueryService:
     def _semantic(self, probe: _Probe) -> Ranking:
         index, params = probe.index, probe.params
         matches = index.semantic(
-            probe.vector, probe.mask, params.limit, probe.passing, params.exact, probe.org
+            probe.vector,
+            probe.mask,
+            params.limit,
+            probe.passing,
+            params.exact,
+            probe.org,
+            probe.proposed,
         )
         if params.max_distance is not None:
             matches = [m for m in matches if m.distance <= params.max_distance]
@@ -402,8 +417,8 @@ class QueryService:
 @dataclass(frozen=True, slots=True)
 class _Probe:
     """One ranking's inputs: the index, the query's embedding, the params, the rows that
-    pass the filters (`mask`; `passing`, their row numbers, when known) and whether the
-    search is org-level (tenant "*")."""
+    pass the filters (`mask`; `passing`, their row numbers, when known), whether the
+    search is org-level (tenant "*") and the rows a union graph proposed (semantic)."""
 
     index: SearchIndex
     vector: npt.NDArray[np.float32]
@@ -411,6 +426,7 @@ class _Probe:
     mask: BoolArray
     passing: npt.NDArray[np.int64] | None
     org: bool = False
+    proposed: npt.NDArray[np.int64] | None = None
 
 
 def _category_note(index: SearchIndex, category: str) -> str | None:

@@ -12,6 +12,11 @@ from a2a.query.filters import to_where
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.stored import StoredDecision
+
+#: Dimension and categories of the graph tests' records (`graph_records`).
+DIM = 32
+CATEGORIES = ("architecture", "security", "process", "tooling", "data")
 
 
 def unit_vectors(count: int, dim: int, seed: int = 0) -> npt.NDArray[np.float32]:
@@ -50,3 +55,33 @@ def passing_both_ways(
         from_index = {index.id_of(int(row)) for row in np.flatnonzero(index.mask(parsed))}
     assert from_index == from_chroma, filters
     return from_index
+
+
+def clustered(count: int, seed: int) -> npt.NDArray[np.float32]:
+    """Unit vectors around 60 centres: text embeddings' structure, which graphs exploit
+    (uniformly random vectors in many dimensions have none, and no graph finds their
+    neighbours well)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((60, DIM)).astype(np.float32)
+    vectors = centres[rng.integers(0, 60, count)] + 0.35 * rng.standard_normal((count, DIM))
+    vectors = vectors.astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def graph_records(count: int, seed: int = 1, prefix: str = "r") -> list[IndexedRecord]:
+    """`count` records of `clustered` vectors, ids `prefix` + 5 digits, categories and
+    confidences cycling through CATEGORIES and 0.0-0.9."""
+    vectors = clustered(count, seed)
+    return [
+        IndexedRecord(
+            f"{prefix}{i:05d}",
+            StoredDecision(
+                f"{prefix}{i:05d}",
+                category=CATEGORIES[i % 5],
+                confidence=(i % 10) / 10,
+            ),
+            vectors[i],
+            "",
+        )
+        for i in range(count)
+    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
@@ -15,38 +13,9 @@ from a2a.index.search_index import (
 )
 from a2a.query.params import QueryFilters
 from a2a.store.stored import StoredDecision
+from tests.index.helpers import clustered, graph_records
 
-DIM = 32
 SIZE = 6000
-CATEGORIES = ("architecture", "security", "process", "tooling", "data")
-
-
-def _clustered(count: int, seed: int) -> npt.NDArray[np.float32]:
-    """Unit vectors around 60 centres: text embeddings' structure, which graphs exploit
-    (uniformly random vectors in many dimensions have none, and no graph finds their
-    neighbours well)."""
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((60, DIM)).astype(np.float32)
-    vectors = centres[rng.integers(0, 60, count)] + 0.35 * rng.standard_normal((count, DIM))
-    vectors = vectors.astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-def _records(count: int, seed: int = 1, prefix: str = "r") -> list[IndexedRecord]:
-    vectors = _clustered(count, seed)
-    return [
-        IndexedRecord(
-            f"{prefix}{i:05d}",
-            StoredDecision(
-                f"{prefix}{i:05d}",
-                category=CATEGORIES[i % 5],
-                confidence=(i % 10) / 10,
-            ),
-            vectors[i],
-            "",
-        )
-        for i in range(count)
-    ]
 
 
 def _forced() -> SearchIndex:
@@ -57,14 +26,14 @@ def _forced() -> SearchIndex:
 @pytest.fixture(scope="module")
 def index() -> SearchIndex:
     built = _forced()
-    records = _records(SIZE)
+    records = graph_records(SIZE)
     for start in range(0, SIZE, 1000):  # in batches, as a load does: the graph grows
         built.upsert(records[start : start + 1000])
     return built
 
 
 def _recall(index: SearchIndex, filters: QueryFilters | None, k: int = 10) -> float:
-    queries = _clustered(100, seed=9)
+    queries = clustered(100, seed=9)
     found = 0
     with index.reading():
         mask, passing = index.selection(filters)
@@ -95,9 +64,9 @@ def test_recall_at_10_is_at_least_0_99_with_the_graph_forced_on(
 
 def test_the_planner_scans_below_its_thresholds() -> None:
     index = SearchIndex(graph_min_rows=1000, graph_min_fraction=0.2)
-    index.upsert(_records(999))
+    index.upsert(graph_records(999))
     assert index.graph is None  # below graph_min_rows: not even built
-    index.upsert(_records(2, seed=2, prefix="s"))
+    index.upsert(graph_records(2, seed=2, prefix="s"))
     assert index.graph is not None and len(index.graph) == 1001
     with index.reading():
         assert index.plan(index.mask(None)) == 1001
@@ -107,7 +76,7 @@ def test_the_planner_scans_below_its_thresholds() -> None:
 
 def test_writes_keep_the_graph_in_step_without_a_rebuild() -> None:
     index = _forced()
-    records = _records(3000)
+    records = graph_records(3000)
     index.upsert(records)
     graph = index.graph
     assert graph is not None
@@ -127,12 +96,12 @@ def test_writes_keep_the_graph_in_step_without_a_rebuild() -> None:
 
 def test_compaction_renumbers_the_graph_and_recall_holds() -> None:
     index = _forced()
-    records = _records(4 * MIN_COMPACT)
+    records = graph_records(4 * MIN_COMPACT)
     index.upsert(records)
     graph = index.graph
     index.remove([r.id for r in records[::2]])  # half: compacts (renumbers rows)
     assert len(index) == 2 * MIN_COMPACT and index.graph is graph and not graph.identity
-    queries = _clustered(50, seed=4)
+    queries = clustered(50, seed=4)
     found = 0
     with index.reading():
         mask = index.mask(None)
@@ -147,10 +116,10 @@ def test_compaction_renumbers_the_graph_and_recall_holds() -> None:
 def test_exact_true_never_walks_the_graph() -> None:
     """A graph with a poisoned node order cannot change an exact answer: exact scans."""
     index = _forced()
-    index.upsert(_records(2000))
-    queries = _clustered(20, seed=5)
+    index.upsert(graph_records(2000))
+    queries = clustered(20, seed=5)
     plain = SearchIndex(graph_min_rows=None)
-    plain.upsert(_records(2000))
+    plain.upsert(graph_records(2000))
     with index.reading(), plain.reading():
         for query in queries:
             got = index.semantic(query, index.mask(None), 10, exact=True)
@@ -159,15 +128,15 @@ def test_exact_true_never_walks_the_graph() -> None:
 
 def test_a_deferred_graph_is_built_later_with_the_rows_written_meanwhile() -> None:
     index = SearchIndex(graph_min_rows=0, graph_min_fraction=0.0, graph_inline=False)
-    index.upsert(_records(2000))
+    index.upsert(graph_records(2000))
     assert index.graph is None and index.wants_graph()
     with index.reading():  # no graph yet: the planner scans
         assert index.plan(index.mask(None)) is None
     index.build_graph()
-    index.upsert(_records(10, seed=3, prefix="n"))
+    index.upsert(graph_records(10, seed=3, prefix="n"))
     graph = index.graph
     assert graph is not None and len(graph) == 2010 and not index.wants_graph()
-    queries = _clustered(30, seed=6)
+    queries = clustered(30, seed=6)
     with index.reading():
         mask = index.mask(None)
         assert index.plan(mask) == 2010
@@ -183,9 +152,9 @@ def test_a_store_gets_its_graph_at_org_graph_min_rows_and_walks_it_alone_at_grap
     # stores); a store searched alone keeps scanning below GRAPH_MIN_ROWS.
     assert (ORG_GRAPH_MIN_ROWS, GRAPH_MIN_ROWS) == (5000, 50_000)
     index = SearchIndex()
-    index.upsert(_records(ORG_GRAPH_MIN_ROWS - 1))
+    index.upsert(graph_records(ORG_GRAPH_MIN_ROWS - 1))
     assert index.graph is None
-    index.upsert(_records(1, seed=2, prefix="s"))
+    index.upsert(graph_records(1, seed=2, prefix="s"))
     assert index.graph is not None and len(index.graph) == ORG_GRAPH_MIN_ROWS
     with index.reading():
         mask = index.mask(None)
@@ -193,7 +162,7 @@ def test_a_store_gets_its_graph_at_org_graph_min_rows_and_walks_it_alone_at_grap
         assert index.plan(mask, org=True) == ORG_GRAPH_MIN_ROWS
         narrow = index.mask(QueryFilters(category="security", minConfidence=0.9))
         assert index.plan(narrow, org=True) is None  # ~2% pass: exact scan
-        query = _clustered(1, seed=8)[0]
+        query = clustered(1, seed=8)[0]
         alone = index.semantic(query, mask, 10)
         assert alone == index.semantic(query, mask, 10, exact=True)
         walked = index.semantic(query, mask, 10, org=True)

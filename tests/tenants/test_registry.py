@@ -137,6 +137,36 @@ async def test_org_level_category_note_names_the_categories_of_every_granted_ten
 ORG_WORDS = ("kafka", "billing", "events", "postgres", "cache", "queue", "search", "auth")
 
 
+async def _record_org_corpus(client: httpx.AsyncClient, tenants: list[str]) -> None:
+    """12 decisions per tenant, ids d0..d11, titles of three ORG_WORDS each."""
+    for k, tenant in enumerate(tenants):
+        for n in range(12):
+            words = " ".join(ORG_WORDS[(n + k + j) % len(ORG_WORDS)] for j in range(3))
+            decision = {
+                "id": f"d{n}",
+                "title": f"Use {words} for service {n}",
+                "date": f"202{n % 5}-0{1 + k}-01T00:00:00Z",
+                "reasons": [{"type": "analysis", "text": "measured"}],
+            }
+            await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": tenant})
+
+
+async def _merged(
+    client: httpx.AsyncClient, tenants: list[str], query: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every tenant's own answer to `query`, merged as org-level search ranks (by score
+    when the hits have one, else by distance; ties by tenant, then id)."""
+    merged = []
+    for tenant in tenants:
+        own = await answer(client, "cstp.queryDecisions", {**query, "tenant": tenant})
+        merged += own["decisions"]
+    if merged and "score" in merged[0]:
+        merged.sort(key=lambda d: (-d["score"], d["tenant"], d["id"]))
+    else:
+        merged.sort(key=lambda d: (d["distance"], d["tenant"], d["id"]))
+    return merged
+
+
 @pytest.mark.parametrize(
     "extra",
     [
@@ -156,28 +186,11 @@ async def test_org_level_search_is_every_tenants_own_answer_merged(
     # answer, merged (module a2a.app.org), field for field.
     tenants = [f"t{n}" for n in range(5)]
     async with served_app(settings, embedder) as (_, client):
-        for k, tenant in enumerate(tenants):
-            for n in range(12):
-                words = " ".join(ORG_WORDS[(n + k + j) % len(ORG_WORDS)] for j in range(3))
-                decision = {
-                    "id": f"d{n}",
-                    "title": f"Use {words} for service {n}",
-                    "date": f"202{n % 5}-0{1 + k}-01T00:00:00Z",
-                    "reasons": [{"type": "analysis", "text": "measured"}],
-                }
-                params = {"decision": decision, "tenant": tenant}
-                await answer(client, "cstp.recordDecision", params)
+        await _record_org_corpus(client, tenants)
         query = {"query": "kafka billing events", "limit": 7, **extra}
         org = await answer(client, "cstp.queryDecisions", {**query, "tenant": "*"})
-        merged = []
-        for tenant in tenants:
-            own = await answer(client, "cstp.queryDecisions", {**query, "tenant": tenant})
-            merged += own["decisions"]
+        merged = await _merged(client, tenants, query)
     if "recencyHalfLifeDays" not in extra:
-        if "score" in merged[0]:
-            merged.sort(key=lambda d: (-d["score"], d["tenant"], d["id"]))
-        else:
-            merged.sort(key=lambda d: (d["distance"], d["tenant"], d["id"]))
         assert org["decisions"] == merged[:7]
     else:  # ranked by recency score: the same hits as the tenants' own, as a set of 7
         assert all(d in merged for d in org["decisions"]) and len(org["decisions"]) == 7
@@ -204,3 +217,42 @@ async def test_a_tenant_created_after_the_first_listing_is_listed_and_searched(
         query = {"query": "kafka billing", "tenant": "*"}
         found = (await answer(client, "cstp.queryDecisions", query))["decisions"]
         assert [(d["tenant"], d["id"]) for d in found] == [("acme", "d1"), ("globex", "d1")]
+
+
+async def test_org_level_semantic_search_walks_one_union_graph_and_answers_the_same(
+    settings: Settings, embedder: Embedder
+) -> None:
+    # Past UnionGraphs.min_rows (lowered here from 50,000), one graph over the granted
+    # tenants proposes every tenant's candidates (a2a.index.union_graph): the list must be
+    # every tenant's own answer merged, also for a decision written after the graph.
+    tenants = [f"t{n}" for n in range(4)]
+    async with served_app(settings, embedder) as (app, client):
+        registry: Tenants = app.state.cstp.tenants
+        registry.unions.min_rows = 0
+        await _record_org_corpus(client, tenants)
+        queries = [
+            {"query": "kafka billing events", "limit": 7},
+            {"query": "postgres cache", "limit": 5, "includeReasons": True, "maxDistance": 0.9},
+            {"query": "search queue", "filters": {"dateAfter": "2022-01-01"}},
+        ]
+        walked = await answer(client, "cstp.queryDecisions", {**queries[0], "tenant": "*"})
+        await registry.unions.settled()  # the first call started the graph's build
+        indexes = [await registry.stack(t).services.query.index() for t in tenants]
+        assert registry.unions.get(tuple(tenants), indexes) is not None
+        assert registry.unions.nbytes > 0
+        for query in queries:
+            org = await answer(client, "cstp.queryDecisions", {**query, "tenant": "*"})
+            merged = await _merged(client, tenants, query)
+            assert org["decisions"] == merged[: query.get("limit", 10)], query
+            assert len({d["tenant"] for d in org["decisions"]}) > 1
+        first = await answer(client, "cstp.queryDecisions", {**queries[0], "tenant": "*"})
+        assert first["decisions"] == walked["decisions"]  # one walk or one per tenant
+        late = {"id": "late", "title": "Kafka billing events"}
+        await answer(client, "cstp.recordDecision", {"decision": late, "tenant": "t2"})
+        org = await answer(client, "cstp.queryDecisions", {**queries[0], "tenant": "*"})
+        assert (org["decisions"][0]["tenant"], org["decisions"][0]["id"]) == ("t2", "late")
+        assert org["decisions"] == (await _merged(client, tenants, queries[0]))[:7]
+        # How each org-level call searched: the first one, before the graph, each tenant.
+        metrics = (await client.get("/metrics")).text
+        assert 'cstp_org_searches_total{path="tenants"} 1.0' in metrics
+        assert 'cstp_org_searches_total{path="union"} 5.0' in metrics
