@@ -256,3 +256,31 @@ async def test_org_level_semantic_search_walks_one_union_graph_and_answers_the_s
         metrics = (await client.get("/metrics")).text
         assert 'cstp_org_searches_total{path="tenants"} 1.0' in metrics
         assert 'cstp_org_searches_total{path="union"} 5.0' in metrics
+
+
+async def test_a_union_graph_is_dropped_with_a_tenant_evicted_past_the_budget(
+    tmp_path: Path,
+) -> None:
+    # The budget counts the union graph; evicting one of its tenants drops it (a graph of
+    # an index no longer loaded would never be walked again, only held).
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        agent_id="test-agent",
+        embedding_model=FAST_MODEL,
+        index_memory_mib=4,  # three tenants of 12 decisions (~1.25 MiB each) and their graph
+    )
+    tenants = ["t0", "t1", "t2"]
+    async with served_app(settings, load_embedder(FAST_MODEL)) as (app, client):
+        registry: Tenants = app.state.cstp.tenants
+        registry.unions.min_rows = 0
+        await _record_org_corpus(client, tenants)
+        query = {"query": "kafka billing events", "limit": 7, "tenant": "*"}
+        await answer(client, "cstp.queryDecisions", query)
+        await registry.unions.settled()
+        assert registry.unions.nbytes > 0 and registry.loaded()[-3:] == tenants
+        decision = {"id": "d0", "title": "Kafka billing for a fourth team"}
+        await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": "t3"})
+        assert "t0" not in registry.loaded()  # the least recently used, evicted
+        assert registry.unions.nbytes == 0
+        org = await answer(client, "cstp.queryDecisions", query)
+        assert org["decisions"] == (await _merged(client, [*tenants, "t3"], query))[:7]
