@@ -37,6 +37,7 @@ from a2a.query.results import Hits
 from a2a.query.service import Ranking
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
+from a2a.tenants.names import DEFAULT_TENANT
 from a2a.workers import WorkerPool
 
 #: Worker calls an org-level query splits its tenants into, run in parallel: two where the
@@ -65,14 +66,21 @@ def org_methods(
 
     async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
         started = time.perf_counter()
-        chosen = await stacks(ctx)
+        # One listing of Chroma's collections names the tenants and reads each one's change
+        # marker (a tenant whose index is at its marker needs no check of its own); the
+        # query is embedded (once for all, by any tenant's service) while it is under way.
+        query = tenants.stack(DEFAULT_TENANT).services.query
+        markers, vector = await asyncio.gather(
+            tenants.markers(ctx.tenants), query.embed(params.query)
+        )
+        chosen = [tenants.stack(name) for name in markers]
         if not chosen:
             return _empty_query(params, agent_id, started)
-        query = chosen[0].services.query
-        vector = await query.embed(params.query)
         workers = chosen[0].services.store.workers
         async with tenants.using_all(chosen):
-            indexes = await asyncio.gather(*(s.services.query.index() for s in chosen))
+            indexes = await asyncio.gather(
+                *(s.services.query.index(markers[s.name]) for s in chosen)
+            )
             pairs = list(zip(chosen, indexes, strict=True))
             ranked, path = await _searched(
                 tenants.unions, pairs, params, vector, query.mode(params), workers

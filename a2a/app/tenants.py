@@ -83,7 +83,9 @@ class Tenants:
     `build(name)` makes a tenant's stack (no I/O: its index loads at the first call).
     `base` serves what belongs to no tenant (rpc.discover, cstp.searchDocs,
     cstp.listTenants) and `org` the methods of `tenant: "*"`. `existing()` lists the
-    tenants that exist in Chroma (blocking work is the caller's to run off the loop).
+    tenants that exist in Chroma, each with its change marker when the listing read it
+    (ChromaDecisionStore.collection_markers; blocking work is the caller's to run off the
+    loop).
     `memory_budget` (bytes, None: no limit): after each call, the least recently used
     loaded indexes with no call in flight are evicted until the loaded ones fit (the most
     recently used one stays, even alone over the budget).
@@ -96,7 +98,7 @@ class Tenants:
         self,
         build: Callable[[str], TenantStack],
         base: Mapping[str, Method],
-        existing: Callable[[], Awaitable[list[str]]],
+        existing: Callable[[], Awaitable[dict[str, str | None]]],
         *,
         memory_budget: int | None = None,
         metrics: EvictionCounter | None = None,
@@ -142,23 +144,29 @@ class Tenants:
         ]
 
     async def existing(self, grant: Grant) -> list[str]:
-        """The tenants in Chroma that `grant` allows, sorted by name.
+        """The tenants in Chroma that `grant` allows, sorted by name (see `markers`)."""
+        return list(await self.markers(grant))
+
+    async def markers(self, grant: Grant) -> dict[str, str | None]:
+        """The tenants in Chroma that `grant` allows, sorted by name, each with its change
+        marker as the listing read it (None: not read; LiveIndex.current's `marker`).
 
         While Chroma cannot be read, inside a2a.index.staleness.stale_allowed(): the granted
-        tenants loaded in this replica whose stale window is open (the call marked stale),
-        else StoreUnavailable.
+        tenants loaded in this replica whose stale window is open (the call marked stale;
+        no marker), else StoreUnavailable.
         """
         try:
-            names = [name for name in await self._existing() if grant.allows(name)]
+            listed = await self._existing()
+            found = {name: marker for name, marker in listed.items() if grant.allows(name)}
         except StoreUnavailable:
-            names = [
-                name
+            found = {
+                name: None
                 for name in self.loaded()
                 if grant.allows(name) and self._stacks[name].index.stale_read()
-            ]
-            if not names:
+            }
+            if not found:
                 raise
-        return sorted(names)
+        return dict(sorted(found.items()))
 
     async def count(self, tenant: str) -> int:
         """How many decisions `tenant` holds: embedded, what its index or snapshot at

@@ -132,12 +132,13 @@ def build_state(
         )
         return tenant_stack(tenant, settings, runtime, chroma, store.sharing(chroma), batcher)
 
-    async def existing() -> list[str]:
+    async def existing() -> dict[str, str | None]:
         if runtime.store.collection_names_in_memory:  # embedded: no Chroma call, no hop
-            names = runtime.store.collection_names()
+            markers = runtime.store.collection_markers()
         else:  # within the call's deadline, as every Chroma call (CONTRACT.md, Deadlines)
-            names = await store.call(runtime.store.collection_names)
-        return [t for t in (tenant_of(settings.collection, n) for n in names) if t is not None]
+            markers = await store.call(runtime.store.collection_markers)
+        tenants = ((tenant_of(settings.collection, n), marker) for n, marker in markers.items())
+        return {tenant: marker for tenant, marker in tenants if tenant is not None}
 
     methods = {"cstp.searchDocs": search_docs_method(docs)}
     tenants = Tenants(

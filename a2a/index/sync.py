@@ -229,23 +229,26 @@ class LiveIndex:
         mark_stale(self._checked_at)
         return True
 
-    async def current(self) -> SearchIndex:
+    async def current(self, marker: str | None = None) -> SearchIndex:
         """The index, loaded and fresh with every write acknowledged before this call.
 
         Waits while the index loads. Raises StoreUnavailable when Chroma cannot be read
         (the load failing, or the freshness check): CSTP -32003. Inside
         a2a.index.staleness.stale_allowed(), a loaded index is returned instead while the
-        stale window is open, and the call is marked stale (mark_stale).
+        stale window is open, and the call is marked stale (mark_stale). `marker`: the
+        collection's change marker as Chroma gave it after this call came (a listing of
+        every collection, ChromaDecisionStore.collection_markers): when the index is at
+        it, that read was the freshness check.
         """
         try:
-            index = await self._current()
+            index = await self._current(marker)
         except StoreUnavailable:
             if not self.stale_read():
                 raise
             return self.index
         return index
 
-    async def _current(self) -> SearchIndex:
+    async def _current(self, marker: str | None = None) -> SearchIndex:
         self.start()
         assert self._changed is not None and self._retry_now is not None
         self._raise_fault()
@@ -266,7 +269,7 @@ class LiveIndex:
             self._raise_fault()
             if not self._loaded and self._failure is not None:
                 raise self._failure
-        await self._fresh()
+        await self._fresh(marker)
         if self.index.wants_graph():  # grew past graph_min_rows since the load
             self._maintain()
         return self.index
@@ -512,7 +515,10 @@ class LiveIndex:
         failed = check.cancelled() or check.exception() is not None
         self._checked(ok=not failed)
 
-    async def _fresh(self) -> None:
+    async def _fresh(self, marker: str | None = None) -> None:
+        if marker is not None and marker == self._revision:
+            self._checked(ok=True)
+            return  # Chroma gave the index's marker after the call came: no check, no hop
         if self._store.revision_in_memory and self._store.revision() == self._revision:
             self._checked(ok=True)
             return  # this process is the only writer and nothing changed: no thread hop

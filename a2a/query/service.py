@@ -139,10 +139,10 @@ class QueryService:
         self._inline_credit = self.inline.burst_seconds
         self._credited_at = time.perf_counter()
 
-    async def index(self) -> SearchIndex:
+    async def index(self, marker: str | None = None) -> SearchIndex:
         """The index this service answers from, fresh with every acknowledged write
-        (LiveIndex.current; stale reads as `answer` has them)."""
-        return await self._live.current()
+        (LiveIndex.current, `marker` its; stale reads as `answer` has them)."""
+        return await self._live.current(marker)
 
     def hits(
         self, index: SearchIndex, params: QueryDecisionsParams, vector: npt.NDArray[np.float32]

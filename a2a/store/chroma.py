@@ -280,17 +280,33 @@ class ChromaDecisionStore:
         the folder) with the collections their writes create: no Chroma call (listing 50
         collections cost ~2 ms, each org-level call's).
         """
+        return sorted(self.collection_markers())
+
+    def collection_markers(self) -> dict[str, str | None]:
+        """Every collection's name -> its change marker as the listing read it (`revision`;
+        server), or None (embedded: the markers are in memory, `revision_in_memory`).
+
+        One Chroma call on a server, none embedded after the first (`collection_names`): an
+        org-level call checks every tenant's freshness from it, rather than with a call per
+        tenant (a2a.index.sync.LiveIndex.current's `marker`).
+        """
         folder = None if self._key is None else self._key[0]
         if folder is not None:
             known = self.revisions.names(folder)
             if known is not None:
-                return known
+                return dict.fromkeys(known)
         client = self._guarded(self._get_client)
-        names = sorted(str(getattr(c, "name", c)) for c in self._guarded(client.list_collections))
+        listed = self._guarded(client.list_collections)
         if folder is not None:
-            self.revisions.listed(folder, names)
-            return self.revisions.names(folder) or names
-        return names
+            self.revisions.listed(folder, sorted(str(getattr(c, "name", c)) for c in listed))
+            return dict.fromkeys(self.revisions.names(folder) or [])
+        # As `revision` reads it: "" when a collection has no marker yet.
+        return {
+            str(getattr(c, "name", c)): (
+                str((c.metadata or {}).get(REVISION_KEY, "")) if hasattr(c, "metadata") else None
+            )
+            for c in listed
+        }
 
     @property
     def collection_names_in_memory(self) -> bool:
