@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import os
 import time
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,7 +35,7 @@ from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import recency_key
 from a2a.query.results import Hits
-from a2a.query.service import Ranking
+from a2a.query.service import QueryService, Ranking
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.tenants.names import DEFAULT_TENANT
@@ -82,9 +83,7 @@ def org_methods(
                 *(s.services.query.index(markers[s.name]) for s in chosen)
             )
             pairs = list(zip(chosen, indexes, strict=True))
-            ranked, path = await _searched(
-                tenants.unions, pairs, params, vector, query.mode(params), workers
-            )
+            ranked, path = await _searched(tenants.unions, pairs, params, vector, query, workers)
             if metrics is not None:
                 metrics.org_searched(path)
             category = params.filters.category if params.filters is not None else None
@@ -153,20 +152,33 @@ async def _searched(
     pairs: list[tuple[TenantStack, SearchIndex]],
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
-    mode: RetrievalMode,
+    query: QueryService,
     workers: WorkerPool,
 ) -> tuple[list[dict[str, Any]], str]:
     """The hits of every tenant of `pairs` that may make the org list (`_answers`), and
     how they were searched: `union` (one walk of their union graph, when one covers them
-    and the call may take it, `_walks_union`) or `tenants` (each tenant's own search)."""
+    and the call may take it, `_walks_union`) or `tenants` (each tenant's own search).
+    `query`: the service whose mode and event-loop policy the call follows."""
+    mode = query.mode(params)
+    union = None
     if _walks_union(params, mode):
         union = unions.get(tuple(stack.name for stack, _ in pairs), [i for _, i in pairs])
-        if union is not None:
+    if union is not None:
+        indexes = [index for _, index in pairs]
+        found, answered = None, False
+        # On the event loop when a query of its work would be (one walk: a 100k store's
+        # query is), and no writer holds a tenant's index; else in a worker.
+        with query.on_loop(union.work(indexes)) as here:
+            if here:
+                with _reading_all(indexes, wait=False) as locked:
+                    if locked:
+                        found, answered = _union_answers(union, pairs, params, vector), True
+        if not answered:
             found = await workers.run(
-                functools.partial(_union_answers, union, pairs, params, vector)
+                functools.partial(_union_answers_waiting, union, pairs, params, vector)
             )
-            if found is not None:
-                return found, "union"
+        if found is not None:
+            return found, "union"
     # The tenants' searches in ORG_CALLS worker calls run side by side (a walk and a scan
     # release the GIL), each answering its share of the tenants in turn.
     shares = [pairs[n::ORG_CALLS] for n in range(min(ORG_CALLS, len(pairs)))]
@@ -218,24 +230,50 @@ def _union_answers(
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
 ) -> list[dict[str, Any]] | None:
-    """`_answers` of every tenant of `pairs` from one walk of `union` (blocking: a
-    worker's), under every tenant's read lock at once (the walk numbers all their rows);
-    None when the union's planner scans instead (then `_answers`)."""
+    """`_answers` of every tenant of `pairs` from one walk of `union`, under every
+    tenant's read lock (`_reading_all`: the walk numbers all their rows); None when the
+    union's planner scans instead (then `_answers`)."""
+    indexes = [index for _, index in pairs]
+    masks = [index.selection(params.filters)[0] for index in indexes]
+    proposed = union.candidates(vector, indexes, masks, params.limit)
+    if proposed is None:
+        return None
+    found: list[dict[str, Any]] = []
+    best: list[tuple[Any, ...]] = []
+    for (stack, index), rows in zip(pairs, proposed, strict=True):
+        ranking = stack.services.query.ranking(index, params, vector, rows)
+        assert ranking is not None
+        found += _kept(stack.name, index, ranking, params, best)
+    return found
+
+
+def _union_answers_waiting(
+    union: UnionGraph,
+    pairs: list[tuple[TenantStack, SearchIndex]],
+    params: QueryDecisionsParams,
+    vector: npt.NDArray[np.float32],
+) -> list[dict[str, Any]] | None:
+    """`_union_answers`, waiting for the read locks (blocking: a worker's)."""
+    with _reading_all([index for _, index in pairs], wait=True):
+        return _union_answers(union, pairs, params, vector)
+
+
+@contextlib.contextmanager
+def _reading_all(indexes: list[SearchIndex], wait: bool) -> Iterator[bool]:
+    """Every index's read lock for the block; with `wait` false none is waited for (on
+    the event loop): the block then gets False, holding none, when a writer holds or waits
+    for one of them."""
     with contextlib.ExitStack() as held:
-        for _, index in pairs:
-            held.enter_context(index.reading())
-        indexes = [index for _, index in pairs]
-        masks = [index.selection(params.filters)[0] for index in indexes]
-        proposed = union.candidates(vector, indexes, masks, params.limit)
-        if proposed is None:
-            return None
-        found: list[dict[str, Any]] = []
-        best: list[tuple[Any, ...]] = []
-        for (stack, index), rows in zip(pairs, proposed, strict=True):
-            ranking = stack.services.query.ranking(index, params, vector, rows)
-            assert ranking is not None
-            found += _kept(stack.name, index, ranking, params, best)
-        return found
+        for index in indexes:
+            if wait:
+                held.enter_context(index.reading())
+            elif index.lock.try_reading():
+                held.callback(index.lock.stop_reading)
+            else:
+                held.close()
+                yield False
+                return
+        yield True
 
 
 def _kept(

@@ -623,8 +623,7 @@ class SearchIndex:
         `approximate`: of a walk of the graph (breadth x neighbours vectors, ~2/3 of
         them scored) and the candidates' exact scoring."""
         if approximate and self._graph is not None:
-            visited = self._breadth(passing) * NEIGHBOURS * 2 // 3
-            return (visited + 2 * GRAPH_MIN_CANDIDATES) * (self.dimension or 0)
+            return walk_work(self._breadth(passing), self.dimension or 0)
         return self._vectors.work(passing)
 
     def warm(self) -> None:
@@ -732,6 +731,12 @@ class SearchIndex:
 def graph_candidates(k: int) -> int:
     """Candidates a graph walk proposes for `k` results (all scored again exactly)."""
     return max(GRAPH_CANDIDATES_PER_RESULT * k, GRAPH_MIN_CANDIDATES)
+
+
+def walk_work(breadth: int, dimension: int) -> int:
+    """Multiply-adds of a graph walk `breadth` wide (breadth x neighbours vectors, ~2/3 of
+    them scored) and of its candidates' exact scoring, in `dimension`s."""
+    return (breadth * NEIGHBOURS * 2 // 3 + 2 * GRAPH_MIN_CANDIDATES) * dimension
 
 
 def walk_breadth(rows: int, passing: int) -> int:

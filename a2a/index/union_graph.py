@@ -31,6 +31,7 @@ from a2a.index.search_index import (
     SearchIndex,
     graph_candidates,
     walk_breadth,
+    walk_work,
 )
 
 
@@ -84,6 +85,12 @@ class UnionGraph:
     def nbytes(self) -> int:
         """Bytes the graph holds (GraphIndex.nbytes)."""
         return self._graph.nbytes
+
+    def work(self, indexes: Sequence[SearchIndex]) -> int:
+        """Multiply-adds of a walk with no filter and its candidates' scoring
+        (SearchIndex.semantic_work's unit: what decides where a query runs)."""
+        alive = sum(index.alive_count for index in indexes)
+        return walk_work(walk_breadth(alive, alive), self._graph.dim)
 
     def covers(self, indexes: Sequence[SearchIndex]) -> bool:
         """Whether this graph numbers the rows of `indexes`, in this order."""

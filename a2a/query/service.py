@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -256,7 +257,7 @@ class QueryService:
             return None
         try:
             started = time.perf_counter()
-            idle = self._workers.busy == 0 and self._credit(started) > 0
+            idle = self._idle(started)
             mask, passing = index.selection(params.filters)
             work = self._work(index, params, mask, passing, idle)
             limit = self.inline.idle_work if idle else self.inline.work
@@ -265,11 +266,32 @@ class QueryService:
             if vector is None:
                 vector = self._vector(params.query)
             answer = self._search(index, params, vector, mask, passing)
-            # Every answer given here counts against the idle path's share of the loop.
-            self._inline_credit -= time.perf_counter() - started
+            self._spent(started)
             return answer
         finally:
             index.lock.stop_reading()
+
+    @contextlib.contextmanager
+    def on_loop(self, work: int) -> Iterator[bool]:
+        """Whether work of `work` (INLINE_WORK's units) may run on the event loop now, as
+        a query of this service would (InlinePolicy), for the block; when it may, the
+        block's time counts against the loop's share. Org-level search answers from a
+        union graph there (a2a.app.org)."""
+        started = time.perf_counter()
+        allowed = work <= (self.inline.idle_work if self._idle(started) else self.inline.work)
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                self._spent(started)
+
+    def _idle(self, now: float) -> bool:
+        """Whether the pool is idle and loop time is left: the idle path's bound applies."""
+        return self._workers.busy == 0 and self._credit(now) > 0
+
+    def _spent(self, started: float) -> None:
+        """Every answer given on the loop counts against the idle path's share of it."""
+        self._inline_credit -= time.perf_counter() - started
 
     def _credit(self, now: float) -> float:
         """Seconds of loop time the idle path may still spend, accrued up to `now`."""

@@ -12,7 +12,9 @@ import pytest
 
 from a2a.app.tenants import Tenants
 from a2a.embeddings import Embedder, load_embedder
+from a2a.query.service import InlinePolicy
 from a2a.settings import Settings, load_settings
+from a2a.tenants.names import DEFAULT_TENANT
 from tests.conftest import rpc_call, served_app
 from tests.decisions.wire import FAST_MODEL
 
@@ -219,16 +221,20 @@ async def test_a_tenant_created_after_the_first_listing_is_listed_and_searched(
         assert [(d["tenant"], d["id"]) for d in found] == [("acme", "d1"), ("globex", "d1")]
 
 
+@pytest.mark.parametrize("where", ["event loop", "worker"])
 async def test_org_level_semantic_search_walks_one_union_graph_and_answers_the_same(
-    settings: Settings, embedder: Embedder
+    settings: Settings, embedder: Embedder, where: str
 ) -> None:
     # Past UnionGraphs.min_rows (lowered here from 50,000), one graph over the granted
     # tenants proposes every tenant's candidates (a2a.index.union_graph): the list must be
-    # every tenant's own answer merged, also for a decision written after the graph.
+    # every tenant's own answer merged, also for a decision written after the graph; on
+    # the event loop (an idle pool: as a query of its work) or in a worker.
     tenants = [f"t{n}" for n in range(4)]
     async with served_app(settings, embedder) as (app, client):
         registry: Tenants = app.state.cstp.tenants
         registry.unions.min_rows = 0
+        if where == "worker":
+            registry.stack(DEFAULT_TENANT).services.query.inline = InlinePolicy.never()
         await _record_org_corpus(client, tenants)
         queries = [
             {"query": "kafka billing events", "limit": 7},
