@@ -62,17 +62,20 @@ async def test_a_failed_write_fails_every_item_of_its_batch_and_the_next_batch_r
 
 async def test_a_caller_that_stops_waiting_does_not_cancel_the_batch() -> None:
     written: list[int] = []
+    writing, release = asyncio.Event(), asyncio.Event()
 
     async def write(batch: list[int]) -> list[int | Exception]:
-        await asyncio.sleep(0.05)
+        writing.set()
+        await release.wait()
         written.extend(batch)
         return list(batch)
 
     commits: GroupCommit[int, int] = GroupCommit(write)
     impatient = asyncio.create_task(commits.submit(1))
     patient = asyncio.create_task(commits.submit(2))
-    await asyncio.sleep(0.01)
+    await writing.wait()  # the batch of both is in flight
     impatient.cancel()
+    release.set()
     assert await patient == 2
     with pytest.raises(asyncio.CancelledError):
         await impatient
@@ -83,16 +86,20 @@ async def test_items_queued_while_a_batch_fails_with_a_shared_failure_fail_with_
     """Bug found by breakit: with `chroma run` hung, a write queued behind the batch in
     flight waited for it (one Chroma deadline), then for its own (a second one)."""
     batches: list[list[int]] = []
+    writing, fail = asyncio.Event(), asyncio.Event()
 
     async def write(batch: list[int]) -> list[int | Exception]:
         batches.append(batch)
-        await asyncio.sleep(0.05)
+        writing.set()
+        await fail.wait()
         raise ConnectionError("chroma timed out")
 
     commits: GroupCommit[int, int] = GroupCommit(write, shared_failures=(ConnectionError,))
     first = asyncio.create_task(commits.submit(1))
-    await asyncio.sleep(0.01)
+    await writing.wait()  # [1] in flight
     queued = asyncio.create_task(commits.submit(2))
+    await asyncio.sleep(0)  # the second submit runs to its wait: 2 is queued
+    fail.set()
     results = await asyncio.gather(first, queued, return_exceptions=True)
     assert all(isinstance(r, ConnectionError) for r in results)
     assert batches == [[1]]
