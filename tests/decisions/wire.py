@@ -48,8 +48,14 @@ def call(
     """One JSON-RPC call; the response object (result or error). `timeout`: seconds before
     httpx gives up (a hang guard)."""
     body = {"jsonrpc": "2.0", "id": next(_IDS), "method": method, "params": params}
+    # verify=False: plain HTTP on loopback needs no TLS context, which httpx would otherwise
+    # build for each call by loading the CA bundle (about 18 ms of CPU).
     response = httpx.post(
-        f"{url}/cstp", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        f"{url}/cstp",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=timeout,
+        verify=False,
     )
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()

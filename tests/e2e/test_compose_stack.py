@@ -135,6 +135,7 @@ def call(base_url: str, token: str, params: dict[str, Any], **headers: str) -> h
         json=rpc_call("cstp.queryDecisions", params),
         headers={"authorization": f"Bearer {token}", **headers},
         timeout=60,
+        verify=False,  # plain HTTP; spares httpx loading the CA bundle per call
     )
 
 
