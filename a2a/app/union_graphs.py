@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 import anyio.to_thread
 
@@ -30,6 +32,12 @@ KEEP = 2
 #: tail each call scores exactly; at least TAIL_REBUILD_MIN rows).
 TAIL_REBUILD = 0.1
 TAIL_REBUILD_MIN = 2048
+#: Share of one core the builds may take over time: after a build of B seconds, the next
+#: starts no sooner than B x (1 / BUILD_SHARE - 1) later. Where the tenants in use do not
+#: fit the budget together, or more grants are in use than graphs are kept, a graph can be
+#: dropped soon after it is built (reported: one 23-30 s build of 100k rows every ~25 s,
+#: 2 of 1,250 org-level queries walking it); then each tenant is searched on its own.
+BUILD_SHARE = 0.1
 
 
 class UnionGraphs:
@@ -37,18 +45,28 @@ class UnionGraphs:
 
     `get(names, indexes)` answers the graph when one covers `indexes`, else None, and
     starts its build (one at a time, in a worker thread) when the tenants hold `min_rows`
-    rows together (GRAPH_MIN_ROWS, as one store walks its graph from) and it fits
-    `memory_budget` (bytes) beside them. `drop(name)` forgets the graphs of an evicted
-    tenant; `nbytes` is what they hold (counted in CSTP_INDEX_MEMORY_MIB).
+    rows together (GRAPH_MIN_ROWS, as one store walks its graph from), it fits
+    `memory_budget` (bytes) beside them, and the builds so far leave it its share of a core
+    (`build_share`, BUILD_SHARE; `clock`: seconds). `drop(name)` forgets the graphs of an
+    evicted tenant; `nbytes` is what they hold (counted in CSTP_INDEX_MEMORY_MIB).
     """
 
     def __init__(
-        self, min_rows: int = GRAPH_MIN_ROWS, keep: int = KEEP, memory_budget: int | None = None
+        self,
+        min_rows: int = GRAPH_MIN_ROWS,
+        keep: int = KEEP,
+        memory_budget: int | None = None,
+        build_share: float = BUILD_SHARE,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         #: Rows the tenants of a set hold together before it gets a graph.
         self.min_rows = min_rows
         self._keep = keep
         self._budget = memory_budget
+        self._build_share = build_share
+        self._clock = clock
+        #: When the next build may start (`clock` seconds).
+        self._next_build = -math.inf
         self._graphs: OrderedDict[tuple[str, ...], UnionGraph] = OrderedDict()
         self._building: asyncio.Task[None] | None = None
         #: The tenants of the build under way, and whether one was evicted meanwhile.
@@ -94,7 +112,9 @@ class UnionGraphs:
             await asyncio.gather(self._building, return_exceptions=True)
 
     def _start(self, names: tuple[str, ...], indexes: list[SearchIndex]) -> None:
-        if self._building is not None or not self._fits(indexes):
+        if self._building is not None or self._clock() < self._next_build:
+            return
+        if not self._fits(indexes):
             return
         self._build_names, self._build_dropped = names, False
         self._building = asyncio.get_running_loop().create_task(self._build(names, indexes))
@@ -109,7 +129,7 @@ class UnionGraphs:
         return sum(i.memory_bytes() for i in indexes) + self.nbytes + estimate <= self._budget
 
     async def _build(self, names: tuple[str, ...], indexes: list[SearchIndex]) -> None:
-        started = time.perf_counter()
+        started = self._clock()
         try:
             graph = await anyio.to_thread.run_sync(UnionGraph.build, indexes)
         except Exception:  # our bug: logged; org-level calls walk each tenant's graph
@@ -117,6 +137,8 @@ class UnionGraphs:
             return
         finally:
             self._building = None
+            took = self._clock() - started
+            self._next_build = started + took / self._build_share
         if self._build_dropped:  # a tenant was evicted meanwhile: the graph is of the old
             return
         self._graphs[names] = graph
@@ -127,5 +149,5 @@ class UnionGraphs:
             "org-level union graph built: %d tenants, %d rows in %.1f s",
             len(names),
             sum(len(index) for index in indexes),
-            time.perf_counter() - started,
+            took,
         )

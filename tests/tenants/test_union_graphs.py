@@ -19,7 +19,7 @@ def _indexes(count: int, size: int = 600) -> list[SearchIndex]:
 
 
 async def test_a_set_gets_its_graph_in_the_background_past_min_rows() -> None:
-    unions = UnionGraphs(min_rows=1800)
+    unions = UnionGraphs(min_rows=1800, build_share=1.0)
     indexes = _indexes(3)
     assert unions.get(("a", "b"), indexes[:2]) is None  # 1,200 rows: none wanted
     await unions.settled()
@@ -35,7 +35,7 @@ async def test_a_set_gets_its_graph_in_the_background_past_min_rows() -> None:
 
 
 async def test_an_evicted_tenants_graphs_are_dropped_and_built_again_on_its_reload() -> None:
-    unions = UnionGraphs(min_rows=0)
+    unions = UnionGraphs(min_rows=0, build_share=1.0)
     indexes = _indexes(2)
     unions.get(("a", "b"), indexes)
     await unions.settled()
@@ -52,18 +52,18 @@ async def test_an_evicted_tenants_graphs_are_dropped_and_built_again_on_its_relo
 async def test_a_graph_that_would_not_fit_the_budget_is_never_built() -> None:
     indexes = _indexes(2)
     beside = sum(index.memory_bytes() for index in indexes)
-    tight = UnionGraphs(min_rows=0, memory_budget=beside + 1024)
+    tight = UnionGraphs(min_rows=0, memory_budget=beside + 1024, build_share=1.0)
     assert tight.get(("a", "b"), indexes) is None
     await tight.settled()
     assert tight.get(("a", "b"), indexes) is None and tight.nbytes == 0
-    roomy = UnionGraphs(min_rows=0, memory_budget=beside + 64 * 2**20)
+    roomy = UnionGraphs(min_rows=0, memory_budget=beside + 64 * 2**20, build_share=1.0)
     roomy.get(("a", "b"), indexes)
     await roomy.settled()
     assert roomy.get(("a", "b"), indexes) is not None
 
 
 async def test_many_rows_written_since_the_build_start_a_new_one() -> None:
-    unions = UnionGraphs(min_rows=0)
+    unions = UnionGraphs(min_rows=0, build_share=1.0)
     indexes = _indexes(2)
     unions.get(("a", "b"), indexes)
     await unions.settled()
@@ -73,3 +73,26 @@ async def test_many_rows_written_since_the_build_start_a_new_one() -> None:
     await unions.settled()
     second = unions.get(("a", "b"), indexes)
     assert second is not None and second is not first and second.tail(indexes) == 0
+
+
+async def test_builds_take_at_most_their_share_of_a_core() -> None:
+    # Reported: under a budget the tenants in use did not fit, a graph was dropped with an
+    # evicted tenant right after each build, and built again at once: a core kept busy.
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 2.0  # each reading two seconds later: a build of 2 s
+        return now[0]
+
+    unions = UnionGraphs(min_rows=0, build_share=0.25, clock=clock)
+    indexes = _indexes(2)
+    unions.get(("a", "b"), indexes)  # clock 2: starts
+    await unions.settled()  # from 4 to 6: 2 s, so the next no sooner than 4 + 2 / 0.25 = 12
+    assert unions.drop("a") > 0
+    assert unions.get(("a", "b"), indexes) is None  # clock 8: none started
+    await unions.settled()
+    assert unions.nbytes == 0 and now[0] == 8.0
+    now[0] = 10.0
+    assert unions.get(("a", "b"), indexes) is None  # clock 12: started
+    await unions.settled()
+    assert unions.get(("a", "b"), indexes) is not None
