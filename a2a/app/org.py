@@ -174,9 +174,12 @@ async def _searched(
                     if locked:
                         found, answered = _union_answers(union, pairs, params, vector), True
         if not answered:
-            found = await workers.run(
-                functools.partial(_union_answers_waiting, union, pairs, params, vector)
-            )
+
+            def waiting() -> list[dict[str, Any]] | None:  # in a worker: locks waited for
+                with _reading_all(indexes, wait=True):
+                    return _union_answers(union, pairs, params, vector)
+
+            found = await workers.run(waiting)
         if found is not None:
             return found, "union"
     # The tenants' searches in ORG_CALLS worker calls run side by side (a walk and a scan
@@ -245,17 +248,6 @@ def _union_answers(
         assert ranking is not None
         found += _kept(stack.name, index, ranking, params, best)
     return found
-
-
-def _union_answers_waiting(
-    union: UnionGraph,
-    pairs: list[tuple[TenantStack, SearchIndex]],
-    params: QueryDecisionsParams,
-    vector: npt.NDArray[np.float32],
-) -> list[dict[str, Any]] | None:
-    """`_union_answers`, waiting for the read locks (blocking: a worker's)."""
-    with _reading_all([index for _, index in pairs], wait=True):
-        return _union_answers(union, pairs, params, vector)
 
 
 @contextlib.contextmanager
