@@ -67,9 +67,10 @@ class UnionGraph:
     def build(cls, indexes: Sequence[SearchIndex]) -> UnionGraph:
         """The graph of every row `indexes` hold now, built outside their locks (rows below
         an index's length never change until a compaction, which `covers` then sees).
-        Raises ValueError when their vectors' dimensions differ."""
-        dimensions = {index.dimension for index in indexes}
-        if len(dimensions) != 1 or None in dimensions:
+        A member that never held a record (no dimension yet) has no nodes. Raises ValueError
+        when the others' vectors' dimensions differ, or none has any."""
+        dimensions = {index.dimension for index in indexes} - {None}
+        if len(dimensions) != 1:
             raise ValueError(f"members of one union graph need one dimension, got {dimensions}")
         graph = GraphIndex(dimensions.pop() or 0)
         members, offset = [], 0

@@ -144,3 +144,17 @@ def test_members_of_different_dimensions_are_refused() -> None:
     other.upsert([IndexedRecord("x", StoredDecision("x"), np.ones(8, np.float32) / 8**0.5, "")])
     with pytest.raises(ValueError, match="one dimension"):
         UnionGraph.build([*_members(), other])
+
+
+def test_a_member_that_never_held_a_record_has_no_nodes_until_it_does() -> None:
+    # A tenant whose collection exists but whose every decision was deleted before this
+    # replica loaded it: its index has no dimension yet.
+    indexes = [*_members(), SearchIndex(graph_min_rows=None)]
+    union = UnionGraph.build(indexes)
+    query = clustered(1, seed=6)[0]
+    assert _union_top(union, indexes, query, 10) == _exact_top(indexes, query, 10)
+    indexes[3].upsert([IndexedRecord("late", StoredDecision("late"), query, "")])
+    found = _union_top(union, indexes, query, 10)
+    assert found is not None and found[0] == (0.0, "late")
+    with pytest.raises(ValueError, match="one dimension"):
+        UnionGraph.build([SearchIndex(), SearchIndex()])
