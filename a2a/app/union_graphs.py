@@ -106,7 +106,8 @@ class UnionGraphs:
             await asyncio.shield(self._building)
 
     async def stop(self) -> None:
-        """Cancel the build under way (the app's shutdown; its thread finishes on its own)."""
+        """Cancel the build under way (the app's shutdown), without waiting for its thread
+        (which finishes on its own, its graph dropped)."""
         if self._building is not None:
             self._building.cancel()
             await asyncio.gather(self._building, return_exceptions=True)
@@ -125,7 +126,8 @@ class UnionGraphs:
         if self._budget is None:
             return True
         rows = sum(len(index) for index in indexes)
-        estimate = rows * (2 * (indexes[0].dimension or 0) + 2 * NEIGHBOURS * 4)
+        dimension = max(index.dimension or 0 for index in indexes)
+        estimate = rows * (2 * dimension + 2 * NEIGHBOURS * 4)
         return sum(i.memory_bytes() for i in indexes) + self.nbytes + estimate <= self._budget
 
     async def _build(self, names: tuple[str, ...], indexes: list[SearchIndex]) -> None:
