@@ -15,7 +15,7 @@ from a2a.app.process import configure_process
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import load_token_table
 from a2a.http import routes
-from a2a.http.console import console_routes, load_assets
+from a2a.http.console import PAGE_SLASH, console_routes, load_assets
 from a2a.http.identify import OPEN_PATHS, Identify
 from a2a.http.mcp import McpEndpoint, running
 from a2a.http.state import AppState, build_state
@@ -60,7 +60,7 @@ def create_app(
     open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
     # The operator console: static files, open without a token (they hold no data).
     console = load_assets()
-    open_paths = open_paths | frozenset(console)
+    open_paths = open_paths | frozenset(console) | {PAGE_SLASH}
 
     def refused(scope: Scope) -> None:
         # A 401 on a JSON-RPC door is a call refused (-32001); on /metrics it is not a call.

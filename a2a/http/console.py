@@ -15,13 +15,15 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from a2a.query.matching import console_config
 
 #: Where the page is served; its assets live under `PAGE_PATH + "/"`.
 PAGE_PATH = "/console"
+#: The page with a trailing slash (typed or bookmarked): redirected to PAGE_PATH, open too.
+PAGE_SLASH = PAGE_PATH + "/"
 
 #: Media types of the files the console ships, by suffix; other files are not served.
 MEDIA_TYPES = {
@@ -109,4 +111,8 @@ def console_routes(assets: dict[str, Asset]) -> list[Route]:
 
         return serve
 
-    return [Route(path, endpoint_for(asset), methods=["GET"]) for path, asset in assets.items()]
+    async def to_page(request: Request) -> Response:
+        return RedirectResponse(PAGE_PATH, status_code=308)
+
+    routes = [Route(path, endpoint_for(asset), methods=["GET"]) for path, asset in assets.items()]
+    return [*routes, Route(PAGE_SLASH, to_page, methods=["GET"])]

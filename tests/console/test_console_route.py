@@ -106,10 +106,23 @@ async def test_console_is_served_without_a_token_with_a_same_origin_csp(
     assert rpc.status_code == 401
 
 
+async def test_the_page_with_a_trailing_slash_redirects_to_it_without_a_token(
+    auth_settings: Settings, embedder: Embedder
+) -> None:
+    # Reported by a new user: `/console/` answered 401 with auth on (and `/console` 200).
+    async with app_client(auth_settings, embedder) as client:
+        response = await client.get("/console/")
+        followed = await client.get("/console/", follow_redirects=True)
+    assert response.status_code == 308
+    assert response.headers["location"] == PAGE_PATH
+    assert followed.status_code == 200 and followed.url.path == PAGE_PATH
+    assert followed.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+
+
 @pytest.mark.parametrize(
     "path",
-    ["/console/", "/console/nope.js", "/console/../pyproject.toml", "/console/vendor/"],
-    ids=["trailing-slash", "unknown-asset", "dot-dot", "folder"],
+    ["/console/nope.js", "/console/../pyproject.toml", "/console/vendor/"],
+    ids=["unknown-asset", "dot-dot", "folder"],
 )
 async def test_paths_outside_the_asset_table_are_not_served(
     path: str, auth_settings: Settings, embedder: Embedder
