@@ -47,10 +47,12 @@ format: install
 	$(BIN)/ruff format a2a tests bench
 	$(BIN)/ruff check --fix a2a tests bench
 
-# Smoke-test a running instance: make smoke URL=http://127.0.0.1:8000 TOKEN=...
+# Smoke-test a running instance: make smoke [URL=...] [TOKEN=...]; URL defaults to $CSTP_URL,
+# then http://127.0.0.1:8000.
+SMOKE_URL = $(or $(URL),$(CSTP_URL),http://127.0.0.1:8000)
 smoke:
-	@echo "scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000)$(if $(TOKEN), <TOKEN>,)"
-	@scripts/smoke.sh $(or $(URL),http://127.0.0.1:8000) $(TOKEN)
+	@echo "scripts/smoke.sh $(SMOKE_URL)$(if $(TOKEN), <TOKEN>,)"
+	@scripts/smoke.sh $(SMOKE_URL) $(TOKEN)
 
 eval: install
 	$(BIN)/cstp eval ../shared/data/adr ../shared/data/queries-dev.jsonl data/queries-dev2.jsonl
