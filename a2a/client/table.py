@@ -16,22 +16,29 @@ def reason_counts(reasons: list[str]) -> str:
 
 
 def decisions_table(result: QueryDecisionsResult, *, tenants: bool = False) -> Table:
-    """One row per decision, nearest first: distance, id, title, category, stakes, status,
+    """One row per decision, in the answer's order: its score first when the results are
+    ranked by one (keyword and hybrid modes), distance, id, title, category, stakes, status,
     confidence, date, the reason types when the call asked for them (`--reasons`), and each
     decision's tenant with `tenants` (a search of every tenant, `--tenant '*'`)."""
     with_reasons = any(d.reasons is not None for d in result.decisions)
+    scored = any(d.score is not None for d in result.decisions)
+    ranked_by = "score" if scored else "distance"
     table = Table(
-        title=f"{result.total} decision(s) for {result.query!r} ({result.query_time_ms} ms)",
+        title=f"{result.total} decision(s) for {result.query!r}, by {ranked_by} "
+        f"({result.query_time_ms} ms)",
         title_justify="left",
     )
     columns = ["distance", "id", "title", "category", "stakes", "status", "conf.", "date"]
     extra_columns = [*(["reasons"] if with_reasons else []), *(["tenant"] if tenants else [])]
-    for name in [*columns, *extra_columns]:
-        table.add_column(name, overflow="fold", justify="right" if name == "distance" else "left")
+    for name in [*(["score"] if scored else []), *columns, *extra_columns]:
+        numeric = name in ("score", "distance")
+        table.add_column(name, overflow="fold", justify="right" if numeric else "left")
     for d in result.decisions:
         extra = [reason_counts(d.reasons or [])] if with_reasons else []
         extra += [d.tenant or ""] if tenants else []
+        score = ["" if d.score is None else f"{d.score:.4f}"] if scored else []
         table.add_row(
+            *score,
             f"{d.distance:.3f}",
             d.id,
             d.title or "",
