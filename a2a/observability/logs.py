@@ -71,5 +71,8 @@ def configure_logging(level: str, log_format: LogFormat) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    # httpx logs every request Chroma's HTTP client makes at INFO: noise, not events.
-    logging.getLogger("httpx").setLevel(max(logging.WARNING, root.level))
+    # httpx logs every request Chroma's HTTP client makes at INFO, and faiss's loader each
+    # CPU build it tries ("Could not load library with AVX512 support ...", read by a new
+    # user as a broken install): noise, not events.
+    for noisy in ("httpx", "faiss.loader"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

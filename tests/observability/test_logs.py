@@ -65,3 +65,22 @@ def test_configuring_twice_leaves_one_handler(log_format: str) -> None:
     finally:
         root.handlers[:] = saved_handlers
         root.setLevel(saved_level)
+
+
+def test_library_noise_is_kept_below_info() -> None:
+    # Reported by a new user: faiss's loader logged each CPU build it tried at INFO,
+    # "Could not load library with AVX512 support due to: ModuleNotFoundError(...)".
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    noisy = [logging.getLogger(name) for name in ("httpx", "faiss.loader")]
+    saved_levels = [logger.level for logger in noisy]
+    try:
+        configure_logging("info", "text")
+        assert [logger.isEnabledFor(logging.INFO) for logger in noisy] == [False, False]
+        assert all(logger.isEnabledFor(logging.WARNING) for logger in noisy)
+        assert logging.getLogger("a2a.index.sync").isEnabledFor(logging.INFO)
+    finally:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        for logger, level in zip(noisy, saved_levels, strict=True):
+            logger.setLevel(level)
