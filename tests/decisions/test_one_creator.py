@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.decisions.wire import FAST_MODEL, TOKENS, WRITER_TOKEN, record_at_once, result
+from tests.decisions.wire import WRITER_TOKEN, record_at_once, replica_env, result
 from tests.redis_server import running_redis
 from tests.servers import free_port, start_chroma, start_cstp, stop
 
@@ -26,13 +26,10 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     try:
         with running_redis() as redis_uri:
             for n in range(2):
-                env = {
-                    "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-                    "CSTP_AUTH_TOKENS": TOKENS,
-                    "CSTP_DATA_DIR": str(folder / f"data{n}"),
-                    "CSTP_CHROMA_URL": f"http://127.0.0.1:{chroma_port}",
-                    "CSTP_RATE_LIMIT_STORAGE": redis_uri,
-                }
+                chroma_url = f"http://127.0.0.1:{chroma_port}"
+                env = replica_env(
+                    folder / f"data{n}", chroma_url, CSTP_RATE_LIMIT_STORAGE=redis_uri
+                )
                 port = free_port()
                 servers.append((port, start_cstp(port, env)))
             yield [f"http://127.0.0.1:{port}" for port, _ in servers]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.decisions.wire import FAST_MODEL, TOKENS, call
+from tests.decisions.wire import call, replica_env
 from tests.fault_proxy import FaultProxy, running
 from tests.servers import free_port, start_chroma, start_cstp, stop
 
@@ -25,12 +25,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[st
         with running(proxy) as proxy_url:
             try:
                 for n in range(2):
-                    env = {
-                        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-                        "CSTP_AUTH_TOKENS": TOKENS,
-                        "CSTP_DATA_DIR": str(folder / f"data{n}"),
-                        "CSTP_CHROMA_URL": proxy_url,
-                    }
+                    env = replica_env(folder / f"data{n}", proxy_url)
                     port = free_port()
                     servers.append(start_cstp(port, env))
                     servers[-1].url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]

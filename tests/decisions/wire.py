@@ -25,6 +25,18 @@ TOKENS = f"{WRITER}:{WRITER_TOKEN}{_WRITE_SCOPE},{READER}:{READER_TOKEN}"
 _IDS = itertools.count(1)
 
 
+def replica_env(data: Path, chroma_url: str, tokens: str = TOKENS, **env: str) -> dict[str, str]:
+    """The settings of one `cstp serve` replica of several on one `chroma run` at
+    `chroma_url`, its own folder `data`, `env` on top."""
+    return {
+        "CSTP_EMBEDDING_MODEL": FAST_MODEL,
+        "CSTP_AUTH_TOKENS": tokens,
+        "CSTP_DATA_DIR": str(data),
+        "CSTP_CHROMA_URL": chroma_url,
+        **env,
+    }
+
+
 @contextmanager
 def served(folder: Path, store: str, **env: str) -> Iterator[str]:
     """`cstp serve` on a fresh embedded store or a fresh `chroma run` server; its base URL."""

@@ -13,7 +13,7 @@ import pytest
 
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
-from tests.decisions.wire import FAST_MODEL, result
+from tests.decisions.wire import FAST_MODEL, replica_env, result
 from tests.index.helpers import write
 from tests.servers import chroma_server, cstp_server
 from tests.tenants.wire import ACME_TOKEN, GLOBEX_TOKEN, ROOT_TOKEN, TOKENS
@@ -29,12 +29,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
         urls = []
         with contextlib.ExitStack() as servers:
             for n in range(2):
-                env = {
-                    "CSTP_EMBEDDING_MODEL": FAST_MODEL,
-                    "CSTP_AUTH_TOKENS": TOKENS,
-                    "CSTP_DATA_DIR": str(folder / f"data{n}"),
-                    "CSTP_CHROMA_URL": chroma_url,
-                }
+                env = replica_env(folder / f"data{n}", chroma_url, TOKENS)
                 urls.append(servers.enter_context(cstp_server(env)))
             yield urls[0], urls[1], chroma_url
 

@@ -19,6 +19,16 @@ from tests.conftest import rpc_call, served_app
 from tests.decisions.wire import FAST_MODEL
 
 
+def _budgeted(tmp_path: Path, mib: int) -> Settings:
+    """Settings of the fast model with CSTP_INDEX_MEMORY_MIB `mib`."""
+    return load_settings(
+        data_dir=tmp_path / "data",
+        agent_id="test-agent",
+        embedding_model=FAST_MODEL,
+        index_memory_mib=mib,
+    )
+
+
 async def answer(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
     body = (await client.post("/cstp", json=rpc_call(method, params))).json()
     assert "result" in body, body
@@ -74,12 +84,7 @@ async def test_concurrent_calls_under_a_tiny_memory_budget_all_answer_in_full(
 ) -> None:
     # Reported: 3-5 of 100 concurrent calls answered `decisions: 0` or `[]` while their
     # tenant's index was evicted under them (a call waiting for a load was not counted).
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        agent_id="test-agent",
-        embedding_model=FAST_MODEL,
-        index_memory_mib=1,
-    )
+    settings = _budgeted(tmp_path, mib=1)
     tenants = [f"t{n}" for n in range(4)]
     async with served_app(settings, load_embedder(FAST_MODEL)) as (_, client):
         for tenant in tenants:
@@ -269,12 +274,8 @@ async def test_a_union_graph_is_dropped_with_a_tenant_evicted_past_the_budget(
 ) -> None:
     # The budget counts the union graph; evicting one of its tenants drops it (a graph of
     # an index no longer loaded would never be walked again, only held).
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        agent_id="test-agent",
-        embedding_model=FAST_MODEL,
-        index_memory_mib=4,  # three tenants of 12 decisions (~1.25 MiB each) and their graph
-    )
+    # Three tenants of 12 decisions (~1.25 MiB each) and their graph.
+    settings = _budgeted(tmp_path, mib=4)
     tenants = ["t0", "t1", "t2"]
     async with served_app(settings, load_embedder(FAST_MODEL)) as (app, client):
         registry: Tenants = app.state.cstp.tenants
