@@ -30,6 +30,7 @@ from a2a.embeddings import DEFAULT_MODEL, load_embedder  # noqa: E402
 from a2a.evaluation.crossval import choose, stratified_folds  # noqa: E402
 from a2a.evaluation.metrics import reciprocal_rank  # noqa: E402
 from a2a.evaluation.queries import LabelledQuery, load_queries  # noqa: E402
+from a2a.http.state import fusion_config  # noqa: E402
 from a2a.index import SearchIndex  # noqa: E402
 from a2a.index.fields import FieldWeights  # noqa: E402
 from a2a.index.search_index import IndexedRecord  # noqa: E402
@@ -37,11 +38,13 @@ from a2a.index.tokens import analyze_query  # noqa: E402
 from a2a.ingest.indexer import Indexer, IndexSummary  # noqa: E402
 from a2a.query.fusion import FusionConfig, fuse  # noqa: E402
 from a2a.query.params import QueryFilters  # noqa: E402
+from a2a.settings import Settings  # noqa: E402
 from a2a.store.metadata import as_stored  # noqa: E402
 
 TITLE_WEIGHTS = (1, 2, 3, 4)
 CANDIDATES = 50
-SHIPPED = FusionConfig("rrf", 100, 0.4, 0.6)
+#: The fusion the service would use: CSTP_FUSION_METHOD and CSTP_HYBRID_*, as set or default.
+SHIPPED = fusion_config(Settings(_env_file=None))  # type: ignore[call-arg]
 SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: Query-length buckets: a query of at most this many terms is "short".
 SHORT_AT_MOST = (2, 3, 4, 5, 6)
@@ -49,6 +52,8 @@ FUSIONS = (
     *(FusionConfig("rrf", k, s, round(1 - s, 2)) for k in (20, 60, 100) for s in SHARES),
     *(FusionConfig(m, 60, s, round(1 - s, 2)) for m in ("dbsf", "minmax", "tmm") for s in SHARES),
 )
+if SHIPPED.describe() not in {c.describe() for c in FUSIONS}:
+    FUSIONS = (*FUSIONS, SHIPPED)
 
 
 def rankings(

@@ -6,14 +6,22 @@ import importlib.resources
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.embeddings.base import EmbeddingModelError, available_cores
 
+if TYPE_CHECKING:
+    from tokenizers import Encoding
+
 # sentence-transformers' all-MiniLM-L6-v2 embeds at most 256 word pieces; longer text is cut.
 MAX_TOKENS = 256
+#: Word pieces two neighbouring windows of a long document share (an eighth of a window).
+WINDOW_OVERLAP = 32
+#: Longest first paragraph (a record's title) repeated at the head of every window.
+HEAD_PIECES = 64
 # Small batches keep padding waste low on long, uneven documents.
 BATCH_SIZE = 16
 #: Word pieces a group of queries may be padded past twice its shortest (query_groups).
@@ -73,24 +81,50 @@ class MiniLMOnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        # Documents are read whole and cut into windows here (_windows), not truncated.
+        self._pieces = Tokenizer.from_file(str(tokenizer_path))
+        self._pieces.no_truncation()
+        self._pieces.no_padding()
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        # Sorting by length before batching keeps padding small; order is restored after.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        """One unit vector per text. A text of at most MAX_TOKENS word pieces is embedded
+        whole, as a query is. A longer one is cut into windows of MAX_TOKENS pieces, each
+        opening with the text's first paragraph (a record's title: `embedding_text`) and
+        sharing WINDOW_OVERLAP pieces with the next, and its vector is the mean of the
+        windows' vectors, normalised: the whole text counts, not its first 256 pieces.
+
+        Measured on the 409 ADRs and both labelled query sets (docs/ranking.md, "Long
+        records as the mean of their windows"): semantic MRR@10 0.835 -> 0.868 (dev) and
+        0.815 -> 0.859 (dev2), query cost and vector size unchanged.
+        """
+        windows: list[list[int]] = []
+        owners: list[int] = []
+        encodings = self._pieces.encode_batch(list(texts))
+        for owner, (text, encoding) in enumerate(zip(texts, encodings, strict=True)):
+            for window in _windows(text, encoding):
+                windows.append(window)
+                owners.append(owner)
+        # Sorting by length before batching keeps padding small.
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
         batches = [order[start : start + BATCH_SIZE] for start in range(0, len(order), BATCH_SIZE)]
 
         def encoded(batch: list[int]) -> npt.NDArray[np.float32]:
-            return self._encode([texts[i] for i in batch])
+            return self._pooled(*_padded([windows[i] for i in batch]))
 
-        vectors: list[list[float]] = [[] for _ in texts]
         if len(batches) > 1 and self._cores > 1:
             with ThreadPoolExecutor(self._cores, thread_name_prefix="cstp-minilm") as pool:
                 rows = list(pool.map(encoded, batches))
         else:
             rows = [encoded(batch) for batch in batches]
+        sums = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.int64)
         for batch, batch_rows in zip(batches, rows, strict=True):
             for i, row in zip(batch, batch_rows, strict=True):
-                vectors[i] = row.tolist()
+                sums[owners[i]] += row
+                counts[owners[i]] += 1
+        long = counts > 1
+        sums[long] /= np.linalg.norm(sums[long], axis=1, keepdims=True)
+        vectors: list[list[float]] = sums.tolist()
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
@@ -153,3 +187,44 @@ class MiniLMOnnxEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
+
+
+def _windows(text: str, encoding: Encoding) -> list[list[int]]:
+    """The word-piece ids of each window of document `text`, encoded whole ([CLS] ... [SEP]).
+
+    One window, the text's own ids, when they fit MAX_TOKENS. Otherwise each window is
+    [CLS], the first paragraph's pieces (when it has a second paragraph and the first is
+    at most HEAD_PIECES pieces), a run of the remaining pieces, [SEP]; runs start at the
+    start of a word, overlap by about WINDOW_OVERLAP pieces and cover every piece.
+    """
+    ids = encoding.ids
+    if len(ids) <= MAX_TOKENS:
+        return [ids]
+    cls, body, sep = ids[0], ids[1:-1], ids[-1]
+    words = encoding.word_ids[1:-1]
+    head: list[int] = []
+    cut = text.find("\n\n")
+    if cut > 0:
+        head_end = next((i for i, (at, _) in enumerate(encoding.offsets[1:-1]) if at >= cut), 0)
+        if 0 < head_end <= HEAD_PIECES:
+            head, body, words = body[:head_end], body[head_end:], words[head_end:]
+    room = MAX_TOKENS - 2 - len(head)
+    windows, start = [], 0
+    while True:
+        windows.append([cls, *head, *body[start : start + room], sep])
+        if start + room >= len(body):
+            return windows
+        start += room - WINDOW_OVERLAP
+        while start > 0 and words[start] is not None and words[start] == words[start - 1]:
+            start -= 1  # back to the start of the word
+
+
+def _padded(windows: list[list[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(ids, attention mask) of `windows`, padded with zeros to the longest."""
+    width = max(len(window) for window in windows)
+    ids = np.zeros((len(windows), width), dtype=np.int64)
+    mask = np.zeros((len(windows), width), dtype=np.int64)
+    for row, window in enumerate(windows):
+        ids[row, : len(window)] = window
+        mask[row, : len(window)] = 1
+    return ids, mask
