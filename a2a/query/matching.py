@@ -10,8 +10,8 @@ from typing import Any, Final
 
 #: Cosine distance past which the best hit is likely noise, for the default model
 #: (all-minilm-l6-v2-int8). Measured by `cstp eval ... --off-topic bench/off_topic_queries.txt`:
-#: the best hits of the answered development queries lie at 0.25-0.60, those of 30
-#: off-topic queries at 0.73-0.88; 0.67 is the midpoint of the gap (README, "No false
+#: the best hits of the answered development queries lie at 0.20-0.63, those of 30
+#: off-topic queries at 0.73-0.88; 0.67 lies in the gap (docs/evaluation.md, "No false
 #: confidence"). Another model needs its own measurement.
 BROAD_MATCH_DISTANCE: Final = 0.67
 NO_MATCH: Final = (
