@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from a2a.decisions.reviews import keep_reviews
+from a2a.decisions.reindexing import keep_stored
 from a2a.embeddings import MODELS, Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
 from a2a.embeddings.child import ModelProcess
@@ -179,10 +179,10 @@ class Indexer:
         return ModelProcess(name)
 
     def _read(self, records: Sequence[DecisionRecord], model: BackgroundModel) -> _Batch:
-        """A batch compared with the store (changed records keep their reviews), its
-        changed records handed to the model."""
+        """A batch compared with the store (a changed record keeps its review, history and
+        links), its changed records handed to the model."""
         stored = self._store.content_hashes([r.id for r in records])
-        changed = keep_reviews(self._store, _changed(records, stored))
+        changed = keep_stored(self._store, _changed(records, stored))
         texts = [r.embedding_text() for r in changed]
         return _Batch(records, changed, stored, model.submit(texts) if changed else None)
 

@@ -105,6 +105,36 @@ async def test_a_changed_file_record_takes_new_content_and_keeps_its_review(
     assert index_records(store, embedder, changed).unchanged == len(SAMPLE)
 
 
+async def test_a_changed_file_record_keeps_its_history_and_its_links_both_ways(
+    service: DecisionService, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    """Reported: `cstp index` of an edited file dropped the links other decisions held to its
+    record (supersededBy, relatedTo from them), its history, and its `superseded` status."""
+    index_records(store, embedder, SAMPLE)
+    later = {"id": "x1", "title": "Flags move to a service", "supersedes": ["d03"]}
+    await service.record_decision(
+        RecordDecisionParams.model_validate({"decision": {**later, "relatedTo": ["d02"]}}), "a"
+    )
+    superseded = stored(store, "d03")
+    assert superseded.status == "superseded" and len(superseded.history) == 1
+    edited = [
+        r.model_copy(update={"title": f"{r.title} (edited)"}) if r.id in ("d02", "d03") else r
+        for r in SAMPLE
+    ]
+    assert index_records(store, embedder, edited).updated == 2
+    d02, d03 = stored(store, "d02"), stored(store, "d03")
+    assert d03.title.endswith("(edited)") and d02.title.endswith("(edited)")
+    assert (d03.superseded_by, d03.status, d03.history) == (
+        ["x1"],
+        "superseded",
+        superseded.history,
+    )
+    assert d02.related_from == ["x1"]
+    x1 = stored(store, "x1")
+    assert (x1.supersedes, x1.related_to) == (["d03"], ["d02"])
+    assert index_records(store, embedder, edited).unchanged == len(SAMPLE)
+
+
 class Crowded(ChromaDecisionStore):
     """Once each write is stored, another call takes the pool's only thread first, and
     holds it for HOLD_SECONDS: longer than the pool lets a call wait for a thread."""
