@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from a2a.decisions.params import RecordDecisionParams
+from a2a.decisions.params import RecordDecisionParams, UpdateDecisionParams
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
+from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import decode
+from a2a.store.metadata import decode, record_of
 from tests.servers import cstp
 
 CORPUS = Corpus(
@@ -85,9 +88,53 @@ async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
         folder,
         {"a.yaml": "- id: a1\n  title: First in a\n", "c.yaml": "id: [unclosed\n"},
     )
-    summary = prune(store, read_corpus(indexer, [folder]))
-    assert sorted(summary.removed) == ["a2", "b1"]
+    pruned = prune(store, read_corpus(indexer, [folder]))
+    assert sorted(pruned.removed) == ["a2", "b1"]
     assert sorted(row.id for row in store.get(metadata=False)) == ["a1", "c1", "p1"]
+
+
+async def test_a_pruned_record_leaves_no_link_behind_and_its_superseded_one_recovers(
+    tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    """Reported: prune removed records without unlinking them, so decisions kept pointing at
+    removed ids, and one superseded by a removed record stayed `superseded`."""
+    folder = tmp_path / "decisions"
+    write_folder(folder, FILES)
+    indexer = Indexer(store, embedder)
+    summary = IndexSummary()
+    indexer.write(indexer.load([folder], summary), summary)
+    async_store = AsyncStore(store, timeout_seconds=30)
+    service = DecisionService(async_store, embedder, StoreTable(async_store))
+    spoken = {"id": "p1", "title": "Spoken", "supersedes": ["c1"], "relatedTo": ["b1"]}
+    await service.record_decision(RecordDecisionParams.model_validate({"decision": spoken}), "a")
+    link = {"id": "b1", "changes": {"supersedes": ["a1"]}, "reason": "b replaces a1"}
+    await service.update_decision(UpdateDecisionParams.model_validate(link), "a")
+    (vector,) = next(store.pages(ids=["p1"], embeddings=True)).embeddings  # type: ignore[misc]
+    assert linked(store, "a1").status == "superseded"
+
+    # b.yaml and c.yaml leave the folder: b1 and c1 go, with every link to them.
+    write_folder(folder, {"a.yaml": FILES["a.yaml"]})
+    at = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+    pruned = prune(store, read_corpus(indexer, [folder]), clock=lambda: at)
+    assert sorted(pruned.removed) == ["b1", "c1"]
+    assert sorted(row.id for row in store.get(metadata=False)) == ["a1", "a2", "p1"]
+    p1, a1 = linked(store, "p1"), linked(store, "a1")
+    assert (p1.title, p1.supersedes, p1.related_to) == ("Spoken", [], [])
+    assert (a1.status, a1.superseded_by) == (None, [])  # a1.yaml gives no status
+    assert a1.history[-1].model_dump() == {
+        "at": at,
+        "by": None,
+        "reason": "no longer superseded by b1",
+        "changes": {"supersededBy": (["b1"], []), "status": ("superseded", None)},
+    }
+    # Rewritten with the vector it had: its text did not change.
+    (kept,) = next(store.pages(ids=["p1"], embeddings=True)).embeddings  # type: ignore[misc]
+    np.testing.assert_array_equal(kept, vector)
+
+
+def linked(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
+    (row,) = store.get(ids=[record_id])
+    return record_of(row.decision)
 
 
 def test_prune_refuses_a_missing_folder(

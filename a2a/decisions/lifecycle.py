@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from a2a.auth.scopes import Scopes, allows
-from a2a.decisions.links import REVERSE, link_errors, neighbours, reaches, relink, unlinked
+from a2a.decisions.links import REVERSE, detached, link_errors, neighbours, reaches, relink
 from a2a.decisions.locks import KeyedLocks
 from a2a.decisions.params import CHANGEABLE, DeleteDecisionParams, UpdateDecisionParams
 from a2a.decisions.writes import Written
@@ -110,13 +110,7 @@ class Lifecycle:
             record = record_of(stored.decision)
             if record.recorded_by != agent and not allows(scopes, "admin"):
                 raise MissingScope("admin")
-            at = self.clock()
-            changed = []
-            for other in known.records.values():
-                for name in REVERSE:
-                    if other.id in getattr(record, name):
-                        other = relink(other, record.id, name, False, at=at, by=agent)
-                changed.append(unlinked(other, record.id))
+            changed = detached(known.records.values(), record, at=self.clock(), by=agent)
             await self._write(changed, known)
             await self.store.delete([record.id])
             if self.forget is not None:

@@ -7,7 +7,7 @@ and `supersededBy`; a deleted decision leaves no dangling link.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -107,11 +107,13 @@ def relink(
     return target.model_copy(update=update)
 
 
-def _status_before(record: DecisionRecord) -> str:
+def _status_before(record: DecisionRecord) -> str | None:
+    """The status `record` had before it was superseded, from its history: null if it had
+    none (not the text "None"), DEFAULT_STATUS if the history does not say."""
     for entry in reversed(record.history):
         status = entry.changes.get("status")
         if status is not None and status[1] == SUPERSEDED and status[0] != SUPERSEDED:
-            return str(status[0])
+            return None if status[0] is None else str(status[0])
     return DEFAULT_STATUS
 
 
@@ -127,3 +129,19 @@ def unlinked(record: DecisionRecord, gone: str) -> DecisionRecord:
     """
     update = {name: [i for i in getattr(record, name) if i != gone] for name in REVERSE}
     return record.model_copy(update=update)
+
+
+def detached(
+    others: Iterable[DecisionRecord], gone: DecisionRecord, *, at: datetime, by: str | None
+) -> list[DecisionRecord]:
+    """`others` (neighbours of `gone`, a decision being removed) with every link to it left
+    out, in order. One that loses its last superseder gets back the status it had before
+    (`relink`), with that change in its history; `by` None is the service itself.
+    """
+    out = []
+    for other in others:
+        for name in REVERSE:
+            if other.id in getattr(gone, name):
+                other = relink(other, gone.id, name, False, at=at, by=by)
+        out.append(unlinked(other, gone.id))
+    return out

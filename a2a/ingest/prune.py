@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
+from a2a.decisions.links import detached, neighbours
 from a2a.ingest import ParseError, discover
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
+from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
+from a2a.store.metadata import record_of
 from a2a.store.stored import StoredDecision
 
 
@@ -76,19 +82,52 @@ def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
     )
 
 
-def prune(store: DecisionStore, corpus: Corpus) -> PruneSummary:
-    """Delete the stale records of `store` (read page by page, never in one call).
+def prune(
+    store: DecisionStore, corpus: Corpus, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> PruneSummary:
+    """Delete the stale records of `store` (read page by page, never in one call), each
+    as cstp.deleteDecision does: first taken out of every link of the decisions that stay
+    (`unlink`), so none is left pointing at a removed id.
 
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
     """
     stale: list[str] = []
+    gone: list[DecisionRecord] = []
     kept = 0
     for page in store.pages(metadata=True):
         rows = page.decisions()
-        stale.extend(stale_ids(rows, corpus))
+        ids = stale_ids(rows, corpus)
+        stale.extend(ids)
+        wanted = set(ids)
+        gone.extend(record_of(row) for row in rows if row.id in wanted)
         kept += sum(1 for r in rows if r.source and r.recorded_by is not None)
+    unlink(store, gone, clock())
     store.delete(stale)
     return PruneSummary(removed=stale, kept_recorded=kept)
+
+
+def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -> None:
+    """Rewrite the decisions that link to or from `gone` (records about to be removed) and
+    are not removed themselves, without those links; their vectors are kept as stored.
+
+    One that loses its last superseder gets back its earlier status, noted in its history
+    with `by` null: the service (a2a.decisions.links.detached).
+    """
+    removed = {record.id for record in gone}
+    linked = {i for record in gone for i in neighbours(record)} - removed
+    if not linked:
+        return
+    records: list[DecisionRecord] = []
+    vectors: list[np.ndarray] = []
+    for page in store.pages(ids=sorted(linked), metadata=True, embeddings=True):
+        assert page.embeddings is not None
+        records.extend(record_of(row) for row in page.decisions())
+        vectors.extend(page.embeddings)
+    by_id = {record.id: record for record in records}
+    for record in gone:
+        near = [by_id[i] for i in sorted(neighbours(record) & by_id.keys())]
+        by_id.update((r.id, r) for r in detached(near, record, at=at, by=None))
+    store.upsert([by_id[r.id] for r in records], np.asarray(vectors))
 
 
 def prune_and_report(store: DecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
