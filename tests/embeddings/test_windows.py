@@ -9,6 +9,7 @@ import pytest
 from a2a.embeddings.minilm_onnx import (
     HEAD_PIECES,
     MAX_TOKENS,
+    MAX_WINDOWS,
     WINDOW_OVERLAP,
     MiniLMOnnxEmbedder,
     _padded,
@@ -101,3 +102,11 @@ def test_only_a_short_first_paragraph_is_repeated(
     encoding = minilm._pieces.encode(text)
     first, second = _windows(text, encoding)[:2]
     assert (first[1:6] == second[1:6]) is head
+
+
+def test_a_document_of_any_length_costs_at_most_max_windows(minilm: MiniLMOnnxEmbedder) -> None:
+    text = f"{TITLE}\n\n" + "word " * 40_000
+    windows = _windows(text, minilm._pieces.encode(text))
+    assert len(windows) == MAX_WINDOWS and all(len(w) == MAX_TOKENS for w in windows)
+    (vector,) = minilm.embed_documents([text])
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-6)
