@@ -1,9 +1,11 @@
 """What the service stored on a record outlives re-indexing its file: a changed file's record
-keeps its review, its history and its links."""
+keeps its review, its history and its links, and never replaces a decision recorded over the
+protocol."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from a2a.decisions.links import SUPERSEDED
@@ -44,11 +46,32 @@ def carry_stored(record: DecisionRecord, stored: StoredDecision) -> DecisionReco
     )
 
 
-def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord]) -> list[DecisionRecord]:
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """Records of a `cstp index` batch ready to write, and those refused.
+
+    `refused`: (the file's record, the agent that recorded the stored one) for each id that
+    names a decision recorded over the protocol: a file never replaces an agent's decision.
+    """
+
+    records: list[DecisionRecord]
+    refused: list[tuple[DecisionRecord, str]]
+
+
+def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord]) -> Kept:
     """`records` about to be rewritten by `cstp index`, each with what the service stored
-    on it (`carry_stored`).
+    on it (`carry_stored`), less those whose id names a decision recorded over the protocol.
 
     One store read for the batch; raises StoreUnavailable when Chroma fails.
     """
     stored = {row.id: row.decision for row in store.get(ids=[r.id for r in records])}
-    return [carry_stored(r, stored[r.id]) if r.id in stored else r for r in records]
+    kept, refused = [], []
+    for record in records:
+        old = stored.get(record.id)
+        if old is None:
+            kept.append(record)
+        elif old.recorded_by is not None:
+            refused.append((record, old.recorded_by))
+        else:
+            kept.append(carry_stored(record, old))
+    return Kept(kept, refused)

@@ -39,7 +39,9 @@ Vectors = npt.NDArray[np.float32]
 class IndexSummary:
     """Counts of one index run, plus what failed and what was noticed (path: message).
 
-    new/updated/unchanged count records; skipped (no decision in them) and failed count files.
+    new/updated/unchanged count records; skipped (no decision in them) counts files; failed
+    counts files that could not be read and records refused (their id names a decision
+    recorded over the protocol).
     """
 
     new: int = 0
@@ -53,7 +55,7 @@ class IndexSummary:
 
     @property
     def failed(self) -> int:
-        """Files that could not be read or parsed."""
+        """Files that could not be read or parsed, and records refused."""
         return len(self.failures)
 
     @property
@@ -180,11 +182,22 @@ class Indexer:
 
     def _read(self, records: Sequence[DecisionRecord], model: BackgroundModel) -> _Batch:
         """A batch compared with the store (a changed record keeps its review, history and
-        links), its changed records handed to the model."""
+        links; one whose id names a decision recorded over the protocol is refused), its
+        changed records handed to the model."""
         stored = self._store.content_hashes([r.id for r in records])
-        changed = keep_stored(self._store, _changed(records, stored))
+        kept = keep_stored(self._store, _changed(records, stored))
+        changed = kept.records
+        refused = [
+            ParseError(
+                record.source or record.id,
+                f"id {record.id!r} names a decision {agent!r} recorded over the protocol; "
+                "not replaced (give this record another id)",
+            )
+            for record, agent in kept.refused
+        ]
         texts = [r.embedding_text() for r in changed]
-        return _Batch(records, changed, stored, model.submit(texts) if changed else None)
+        vectors = model.submit(texts) if changed else None
+        return _Batch(records, changed, stored, vectors, refused)
 
     def _write_batch(
         self,
@@ -204,7 +217,8 @@ class Indexer:
                     if stopped():
                         return False
             self._store.upsert(job.changed, vectors)
-        summary.unchanged += len(job.records) - len(job.changed)
+        summary.failures.extend(job.refused)
+        summary.unchanged += len(job.records) - len(job.changed) - len(job.refused)
         summary.updated += sum(1 for r in job.changed if r.id in job.stored)
         summary.new += sum(1 for r in job.changed if r.id not in job.stored)
         if progress is not None:
@@ -232,3 +246,5 @@ class _Batch:
     changed: Sequence[DecisionRecord]
     stored: dict[str, str]
     vectors: Future[Vectors] | None
+    #: Records not written: their id names a decision recorded over the protocol.
+    refused: list[ParseError] = field(default_factory=list)

@@ -135,6 +135,29 @@ async def test_a_changed_file_record_keeps_its_history_and_its_links_both_ways(
     assert index_records(store, embedder, edited).unchanged == len(SAMPLE)
 
 
+async def test_a_file_never_replaces_a_decision_recorded_over_the_protocol(
+    service: DecisionService, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    """Reported: a file record with the id of an agent's decision replaced it (its agent and
+    confidence lost), and `--prune` then deleted it with the file."""
+    spoken = {"id": "px", "title": "Agents choose Redis", "confidence": 0.9}
+    await service.record_decision(RecordDecisionParams.model_validate({"decision": spoken}), "a")
+    clash = DecisionRecord(id="px", title="Ops choose Memcached", source="ops.yaml")
+    summary = index_records(store, embedder, [*SAMPLE, clash])
+    assert (summary.new, summary.unchanged, summary.exit_code) == (len(SAMPLE), 0, 1)
+    assert [str(f) for f in summary.failures] == [
+        "ops.yaml: id 'px' names a decision 'a' recorded over the protocol; "
+        "not replaced (give this record another id)"
+    ]
+    kept = stored(store, "px")
+    assert (kept.title, kept.recorded_by, kept.confidence, kept.source) == (
+        "Agents choose Redis",
+        "a",
+        0.9,
+        None,
+    )
+
+
 class Crowded(ChromaDecisionStore):
     """Once each write is stored, another call takes the pool's only thread first, and
     holds it for HOLD_SECONDS: longer than the pool lets a call wait for a thread."""
