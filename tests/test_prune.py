@@ -71,16 +71,23 @@ FILES = {
 }
 
 
-async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
-    tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
-) -> None:
-    folder = tmp_path / "decisions"
+def indexed(
+    folder: Path, store: ChromaDecisionStore, embedder: Embedder
+) -> tuple[Indexer, DecisionService]:
+    """FILES written to `folder` and indexed into `store`; the indexer, and a service on it."""
     write_folder(folder, FILES)
     indexer = Indexer(store, embedder)
     summary = IndexSummary()
     indexer.write(indexer.load([folder], summary), summary)
     async_store = AsyncStore(store, timeout_seconds=30)
-    service = DecisionService(async_store, embedder, StoreTable(async_store))
+    return indexer, DecisionService(async_store, embedder, StoreTable(async_store))
+
+
+async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
+    tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    folder = tmp_path / "decisions"
+    indexer, service = indexed(folder, store, embedder)
     params = RecordDecisionParams.model_validate({"decision": {"id": "p1", "title": "Spoken"}})
     await service.record_decision(params, "planner")
     # a2 leaves a.yaml, b.yaml is deleted, c.yaml stops parsing.
@@ -99,12 +106,7 @@ async def test_a_pruned_record_leaves_no_link_behind_and_its_superseded_one_reco
     """Reported: prune removed records without unlinking them, so decisions kept pointing at
     removed ids, and one superseded by a removed record stayed `superseded`."""
     folder = tmp_path / "decisions"
-    write_folder(folder, FILES)
-    indexer = Indexer(store, embedder)
-    summary = IndexSummary()
-    indexer.write(indexer.load([folder], summary), summary)
-    async_store = AsyncStore(store, timeout_seconds=30)
-    service = DecisionService(async_store, embedder, StoreTable(async_store))
+    indexer, service = indexed(folder, store, embedder)
     spoken = {"id": "p1", "title": "Spoken", "supersedes": ["c1"], "relatedTo": ["b1"]}
     await service.record_decision(RecordDecisionParams.model_validate({"decision": spoken}), "a")
     link = {"id": "b1", "changes": {"supersedes": ["a1"]}, "reason": "b replaces a1"}
