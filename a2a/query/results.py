@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from a2a.rpc.wire import WireModel
+from a2a.store.stored import SUMMARY_FIELDS
 
 
 class DecisionMetadata(WireModel):
@@ -76,6 +77,10 @@ class QueryDecisionsResult(WireModel):
 
 #: Result field name -> wire name, from the model's own aliases.
 _RESULT_WIRE = {name: f.alias or name for name, f in QueryDecisionsResult.model_fields.items()}
+#: The wire names of what `SearchIndex.shown` gives of a hit: its id, then SUMMARY_FIELDS.
+_SHOWN_WIRE = tuple(
+    DecisionSummary.model_fields[name].alias or name for name in ("id", *SUMMARY_FIELDS)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,24 +152,12 @@ class QueryAnswer:
 
 
 def _decision(shown: tuple[Any, ...], distance: float) -> dict[str, Any]:
-    """A hit's wire object up to its distance, keys in DecisionSummary's wire order: a
-    dict display, ~3x cheaper than zipping names (tests/query/test_service.py checks it
-    against the model's dump)."""
-    id, title, category, confidence, stakes, status, outcome, date, source, recorded_by = shown
-    return {
-        "id": id,
-        "title": title,
-        "category": category,
-        "confidence": confidence,
-        "stakes": stakes,
-        "status": status,
-        "outcome": outcome,
-        "date": date,
-        "source": source,
-        "recordedBy": recorded_by,
-        "tenant": None,
-        "distance": distance,
-    }
+    """A hit's wire object up to its distance, keys in DecisionSummary's wire order (its
+    dump's; tests/query/test_service.py checks it against the model)."""
+    decision = dict(zip(_SHOWN_WIRE, shown, strict=True))
+    decision["tenant"] = None
+    decision["distance"] = distance
+    return decision
 
 
 def _without_absent(decision: dict[str, Any]) -> dict[str, Any]:
