@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
+from pydantic.alias_generators import to_camel
 
 Stakes = Literal["low", "medium", "high", "critical"]
 Status = Literal[
@@ -69,6 +70,20 @@ class Change(BaseModel):
     by: str | None
     reason: str
     changes: dict[str, tuple[Any, Any]]
+
+
+def differences(
+    old: DecisionRecord, new: DecisionRecord, fields: Sequence[str]
+) -> dict[str, tuple[Any, Any]]:
+    """A history entry's `changes`: wire (camelCase) name -> (old, new) JSON values of each
+    of `fields` (snake_case) that differs between `old` and `new`, in the order given."""
+    before = old.model_dump(mode="json", include=set(fields))
+    after = new.model_dump(mode="json", include=set(fields))
+    return {
+        to_camel(name): (before[name], after[name])
+        for name in fields
+        if before[name] != after[name]
+    }
 
 
 class DecisionRecord(BaseModel):

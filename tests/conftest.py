@@ -154,10 +154,17 @@ def sample_store(
 
 
 def index_records(
-    store: ChromaDecisionStore, embedder: Embedder, records: list[DecisionRecord]
+    store: ChromaDecisionStore,
+    embedder: Embedder,
+    records: list[DecisionRecord],
+    at: datetime | None = None,
 ) -> IndexSummary:
+    """`cstp index` of `records`; `at`: the indexer's clock (default: now)."""
     summary = IndexSummary()
-    Indexer(store, embedder).write(records, summary)
+    if at is None:
+        Indexer(store, embedder).write(records, summary)
+    else:
+        Indexer(store, embedder, clock=lambda: at).write(records, summary)
     return summary
 
 

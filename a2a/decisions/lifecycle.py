@@ -16,7 +16,7 @@ from a2a.decisions.locks import KeyedLocks
 from a2a.decisions.params import CHANGEABLE, DeleteDecisionParams, UpdateDecisionParams
 from a2a.decisions.writes import Written
 from a2a.errors import FieldError, InvalidParams, MissingScope
-from a2a.records import Change, DecisionRecord, Reason
+from a2a.records import Change, DecisionRecord, Reason, differences
 from a2a.store.async_store import AsyncStore
 from a2a.store.metadata import record_of
 from a2a.store.pages import StoredRecord
@@ -85,7 +85,7 @@ class Lifecycle:
             await self._check_links(
                 old.id, {n: getattr(new, n) for n in sent if n in REVERSE}, known, "changes"
             )
-            changes = _differences(old, new)
+            changes = differences(old, new, CHANGEABLE)
             if not changes:
                 # Nothing differs: nothing to keep; reverse links a failed call left
                 # unwritten are completed (a retry finishes what it began).
@@ -259,19 +259,3 @@ def _changed(old: DecisionRecord, params: UpdateDecisionParams) -> DecisionRecor
     except ValueError as exc:
         raise InvalidParams([FieldError("changes", str(exc).splitlines()[0])]) from None
     return new.model_copy(update={"origin_hash": old.origin_hash})
-
-
-def _differences(old: DecisionRecord, new: DecisionRecord) -> dict[str, tuple[Any, Any]]:
-    """Wire name -> (old, new) JSON values of each changeable field that differs."""
-    before = old.model_dump(mode="json", include=set(CHANGEABLE))
-    after = new.model_dump(mode="json", include=set(CHANGEABLE))
-    return {
-        _wire(name): (before[name], after[name])
-        for name in CHANGEABLE
-        if before[name] != after[name]
-    }
-
-
-def _wire(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from a2a.decisions.links import SUPERSEDED
-from a2a.records import DecisionRecord
-from a2a.store.metadata import record_of
+from a2a.records import Change, DecisionRecord, differences
+from a2a.store.metadata import LIFECYCLE_FIELDS, record_of
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
@@ -18,12 +19,17 @@ if TYPE_CHECKING:
 
 #: What cstp.reviewDecision sets; carried from the stored record onto a re-indexed one.
 REVIEW_FIELDS = ("outcome", "status", "lessons", "reviewed_at")
-#: What the lifecycle methods set (CONTRACT.md, "Lifecycle of a decision"): a decision's
-#: history and its links both ways. No file sets them, so the stored ones always stand.
-LIFECYCLE_FIELDS = ("history", "supersedes", "superseded_by", "related_to", "related_from")
+#: What a re-indexed file may change of a record, compared for its history entry: every
+#: field but the id and what the lifecycle methods set (history and links, which no file
+#: sets, so the stored ones always stand).
+CONTENT_FIELDS = tuple(
+    name
+    for name in DecisionRecord.model_fields
+    if name not in {"id", "origin_hash", *LIFECYCLE_FIELDS}
+)
 
 
-def carry_stored(record: DecisionRecord, stored: StoredDecision) -> DecisionRecord:
+def carry_stored(record: DecisionRecord, stored: StoredDecision, at: datetime) -> DecisionRecord:
     """`record` (fresh from its file) with what the service stored on its earlier version.
 
     - Its history and its links, both ways, as stored: other decisions link to it, and a
@@ -32,7 +38,10 @@ def carry_stored(record: DecisionRecord, stored: StoredDecision) -> DecisionReco
       on, so its outcome, status, lessons and review time win over the file's.
     - Status `superseded` while another decision supersedes it, whatever the file says.
 
-    The file's own content (title, text, category, ...) replaces the stored content.
+    The file's own content (title, text, category, ...) replaces the stored content, and
+    a history entry at `at` (UTC), by the service (`by` null), names each field that
+    changed, `[old, new]`, as cstp.updateDecision's entries do: an update of the content
+    that the file replaces stays in the history.
     """
     kept = record_of(stored)
     update = {key: getattr(kept, key) for key in LIFECYCLE_FIELDS}
@@ -41,9 +50,19 @@ def carry_stored(record: DecisionRecord, stored: StoredDecision) -> DecisionReco
     if kept.superseded_by:
         update["status"] = SUPERSEDED
     # The stored hash stays the file's, so the next run finds the file unchanged.
-    return record.model_copy(
+    new = record.model_copy(
         update={**update, "origin_hash": record.origin_hash or record.content_hash()}
     )
+    changes = differences(kept, new, CONTENT_FIELDS)
+    if not changes or stored.record_json is None:
+        # A record stored before records were kept whole: its earlier content is unknown.
+        return new
+    entry = Change(at=at, by=None, reason=f"re-indexed from {_file_of(new)}", changes=changes)
+    return new.model_copy(update={"history": [*new.history, entry]})
+
+
+def _file_of(record: DecisionRecord) -> str:
+    return f"its file {record.source}" if record.source else "its file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +77,10 @@ class Kept:
     refused: list[tuple[DecisionRecord, str]]
 
 
-def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord]) -> Kept:
-    """`records` about to be rewritten by `cstp index`, each with what the service stored
-    on it (`carry_stored`), less those whose id names a decision recorded over the protocol.
+def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord], at: datetime) -> Kept:
+    """`records` about to be rewritten by `cstp index` at `at` (UTC), each with what the
+    service stored on it (`carry_stored`), less those whose id names a decision recorded
+    over the protocol.
 
     One store read for the batch; raises StoreUnavailable when Chroma fails.
     """
@@ -73,5 +93,5 @@ def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord]) -> Kept
         elif old.recorded_by is not None:
             refused.append((record, old.recorded_by))
         else:
-            kept.append(carry_stored(record, old))
+            kept.append(carry_stored(record, old, at))
     return Kept(kept, refused)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +75,7 @@ class Indexer:
         batch_size: int = BATCH_SIZE,
         *,
         model_process_min: int | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         """`batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
         limit; smaller batches use less memory and answer a stop request sooner.
@@ -81,11 +83,15 @@ class Indexer:
         `model_process_min`: a `write` of at least this many records runs the embedder's
         model (by its name, a key of a2a.embeddings.MODELS) in a child process; None never
         does (an embedder of another name always runs here).
+
+        `clock`: the time (UTC) of the history entry a changed file adds to its record
+        (a2a.decisions.reindexing.carry_stored).
         """
         self._store = store
         self._embedder = embedder
         self._batch_size = batch_size
         self._model_process_min = model_process_min
+        self._clock = clock
 
     def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
@@ -185,7 +191,7 @@ class Indexer:
         links; one whose id names a decision recorded over the protocol is refused), its
         changed records handed to the model."""
         stored = self._store.content_hashes([r.id for r in records])
-        kept = keep_stored(self._store, _changed(records, stored))
+        kept = keep_stored(self._store, _changed(records, stored), self._clock())
         changed = kept.records
         refused = [
             ParseError(

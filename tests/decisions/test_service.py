@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from a2a.decisions.params import RecordDecisionParams, ReviewDecisionParams
+from a2a.decisions.params import (
+    RecordDecisionParams,
+    ReviewDecisionParams,
+    UpdateDecisionParams,
+)
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.decisions.wiring import decision_service
@@ -121,18 +126,50 @@ async def test_a_changed_file_record_keeps_its_history_and_its_links_both_ways(
         r.model_copy(update={"title": f"{r.title} (edited)"}) if r.id in ("d02", "d03") else r
         for r in SAMPLE
     ]
-    assert index_records(store, embedder, edited).updated == 2
+    at = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+    assert index_records(store, embedder, edited, at).updated == 2
     d02, d03 = stored(store, "d02"), stored(store, "d03")
     assert d03.title.endswith("(edited)") and d02.title.endswith("(edited)")
-    assert (d03.superseded_by, d03.status, d03.history) == (
+    assert (d03.superseded_by, d03.status, d03.history[:-1]) == (
         ["x1"],
         "superseded",
         superseded.history,
     )
+    assert d03.history[-1].changes == {"title": (superseded.title, d03.title)}
     assert d02.related_from == ["x1"]
     x1 = stored(store, "x1")
     assert (x1.supersedes, x1.related_to) == (["d03"], ["d02"])
     assert index_records(store, embedder, edited).unchanged == len(SAMPLE)
+
+
+async def test_an_update_that_an_edited_file_replaces_stays_in_the_history(
+    service: DecisionService, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    """Reported: `cstp index` of an edited file replaced the content an agent had updated,
+    and nothing in the record's history said so."""
+    index_records(store, embedder, SAMPLE)
+    update = {"id": "d02", "changes": {"category": "platform"}, "reason": "Moved teams"}
+    await service.update_decision(UpdateDecisionParams.model_validate(update), "ops")
+    updated = stored(store, "d02")
+    (d02,) = [r for r in SAMPLE if r.id == "d02"]
+    edited = [
+        r.model_copy(update={"title": "Kafka for events, three brokers"}) if r is d02 else r
+        for r in SAMPLE
+    ]
+    at = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+    assert index_records(store, embedder, edited, at).updated == 1
+    record = stored(store, "d02")
+    assert (record.title, record.category) == ("Kafka for events, three brokers", d02.category)
+    assert record.history[:-1] == updated.history
+    entry = record.history[-1]
+    assert (entry.at, entry.by, entry.reason) == (at, None, "re-indexed from its file a.yaml")
+    assert entry.changes == {
+        "title": (d02.title, "Kafka for events, three brokers"),
+        "category": ("platform", d02.category),
+    }
+    # An unchanged file adds nothing; a file edited back to what is stored adds nothing.
+    assert index_records(store, embedder, edited).unchanged == len(SAMPLE)
+    assert stored(store, "d02").history == record.history
 
 
 async def test_a_file_never_replaces_a_decision_recorded_over_the_protocol(
