@@ -19,7 +19,7 @@ from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.drift import drift
 from a2a.decisions.lifecycle import Forget, Lifecycle, unknown_id
-from a2a.decisions.locks import KeyedLocks
+from a2a.decisions.locks import KeyedLocks, ReplicaLocks
 from a2a.decisions.paging import page, page_ids
 from a2a.decisions.params import (
     CheckDriftParams,
@@ -110,15 +110,18 @@ class DecisionService:
         finish: Runner | None = None,
         on_delete: Forget | None = None,
         claims: CreationClaims | None = None,
+        replicas: ReplicaLocks | None = None,
         tenant: str = "default",
     ) -> None:
-        """`tenant`: the tenant of `store` (CONTRACT.md, Tenants), for the deletion log."""
+        """`tenant`: the tenant of `store` (CONTRACT.md, Tenants), for the deletion log.
+        `replicas`: writers of one id take turns across the replicas sharing a Redis too
+        (None: within this process)."""
         self._store = store
         self._table = table
         self._cursors = cursors or CursorCodec()
         self._clock = clock
         self._new_id = new_id
-        self._locks = KeyedLocks(shared_failures=(StoreUnavailable,))
+        self._locks = KeyedLocks(shared_failures=(StoreUnavailable,), replicas=replicas)
         writer = BatchWriter(store, embedder, run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)

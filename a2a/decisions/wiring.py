@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
+from a2a.decisions.locks import ReplicaLocks
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
@@ -16,7 +17,12 @@ from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.tenants.names import DEFAULT_TENANT
 
+if TYPE_CHECKING:
+    import redis.asyncio
+
 T = TypeVar("T")
+#: A replica lock's lease, in Chroma deadlines (CSTP_CHROMA_TIMEOUT_SECONDS).
+LEASE_DEADLINES = 3
 
 
 def cursor_key(settings: Settings, tenant: str) -> bytes | None:
@@ -37,6 +43,7 @@ def decision_service(
     index: IndexSource | None = None,
     tenant: str = DEFAULT_TENANT,
     collection: str | None = None,
+    shared_redis: redis.asyncio.Redis | None = None,
 ) -> DecisionService:
     """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
     pool (a Chroma server call is bounded by the client's own timeout).
@@ -46,6 +53,9 @@ def decision_service(
     Chroma on each call. Cursors are signed with a key of CSTP_CURSOR_SECRET when set, else
     with a per-process key; each tenant's with its own, so a cursor is bound to its tenant
     (CONTRACT.md, Tenants). The default tenant's key is the one from before tenants.
+
+    `shared_redis` (a2a.decisions.locks.replica_redis): writers of one decision take turns
+    across the replicas on it too, and one of identical new records is `created`.
     """
     key = cursor_key(settings, tenant)
     run = store.workers.run
@@ -56,7 +66,13 @@ def decision_service(
 
     table: DecisionTableSource = StoreTable(store) if index is None else IndexTable(index, run)
 
-    claims = CreationClaims.from_uri(settings.rate_limit_storage, collection or settings.collection)
+    collection = collection or settings.collection
+    claims = CreationClaims.from_uri(settings.rate_limit_storage, collection)
+    # A lock outlasts any call (bounded by the Chroma deadline) unless its replica died.
+    replicas = None
+    if shared_redis is not None:
+        deadline = settings.chroma_timeout_seconds
+        replicas = ReplicaLocks(shared_redis, collection, LEASE_DEADLINES * deadline, deadline)
 
     async def forget(ids: Sequence[str]) -> None:
         """Deleted ids out of the search index and their creation claims released, before
@@ -76,5 +92,6 @@ def decision_service(
         finish=finish,
         on_delete=forget,
         claims=claims,
+        replicas=replicas,
         tenant=tenant,
     )

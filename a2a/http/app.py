@@ -111,8 +111,7 @@ def create_app(
                 yield
         finally:
             if state is not None:
-                await state.tenants.stop()
-                state.close()
+                await state.stop()
             elif runtime is not None:
                 runtime.close()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import HTTPConnection
@@ -14,6 +14,7 @@ from a2a.app.org import org_methods
 from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
+from a2a.decisions.locks import replica_redis
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.method import search_docs_method
@@ -37,6 +38,9 @@ from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 from a2a.workers import WorkerPool
+
+if TYPE_CHECKING:
+    import redis.asyncio
 
 
 class StartupError(Exception):
@@ -66,6 +70,8 @@ class AppState:
     tenants: Tenants
     #: Concurrent queries' embeddings in shared model calls (None: the model is not batchable).
     batcher: DynamicBatcher | None = None
+    #: The Redis the replicas share their decision locks in (None: no shared Redis).
+    shared_redis: redis.asyncio.Redis | None = None
     #: Agent cards already served, by (base URL, shape).
     cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
@@ -79,6 +85,13 @@ class AppState:
     def auth_on(self) -> bool:
         """True when tokens are configured."""
         return bool(self.tokens)
+
+    async def stop(self) -> None:
+        """Stop the tenants' background work, close the shared Redis client, then `close`."""
+        await self.tenants.stop()
+        if self.shared_redis is not None:
+            await self.shared_redis.aclose()
+        self.close()
 
     def close(self) -> None:
         """Stop the worker pool, the query batcher and the parser, close the runtime
@@ -124,13 +137,19 @@ def build_state(
         runtime.store, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
     )
 
+    shared_redis = replica_redis(settings.rate_limit_storage)
+
     def build(tenant: str) -> TenantStack:
         if tenant == DEFAULT_TENANT:
-            return tenant_stack(tenant, settings, runtime, runtime.store, store, batcher)
+            return tenant_stack(
+                tenant, settings, runtime, runtime.store, store, batcher, shared_redis
+            )
         chroma = open_store(
             settings, collection_of(settings.collection, tenant), runtime.store.revisions
         )
-        return tenant_stack(tenant, settings, runtime, chroma, store.sharing(chroma), batcher)
+        return tenant_stack(
+            tenant, settings, runtime, chroma, store.sharing(chroma), batcher, shared_redis
+        )
 
     async def existing() -> dict[str, str | None]:
         if runtime.store.collection_names_in_memory:  # embedded: no Chroma call, no hop
@@ -189,6 +208,7 @@ def build_state(
         index=index,
         tenants=tenants,
         batcher=batcher,
+        shared_redis=shared_redis,
     )
 
 
@@ -199,6 +219,7 @@ def tenant_stack(
     chroma: ChromaDecisionStore,
     store: AsyncStore,
     batcher: DynamicBatcher | None,
+    shared_redis: redis.asyncio.Redis | None = None,
 ) -> TenantStack:
     """The parts of one tenant on its collection `chroma` (`store`: its async face): search
     index (not yet loading), services and method table (queryDecisions,
@@ -219,7 +240,7 @@ def tenant_stack(
         store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
     )
     decisions = decision_service(
-        settings, store, runtime.embedder, index, tenant, chroma.collection_name
+        settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
     )
     methods = build_methods(query, similar, None, decisions)
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against

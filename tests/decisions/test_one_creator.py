@@ -1,16 +1,20 @@
-"""Issue 25 edge 2: of identical writes of one new id sent at once through two replicas
-(`cstp serve` processes on one `chroma run` server, one Redis), exactly one is answered
-`created: true` (was: both, in 38-53 of 200 pairs)."""
+"""Two replicas (`cstp serve` processes on one `chroma run` server, one Redis) writing one
+decision at once.
+
+- Issue 25 edge 2: of identical writes of one new id, exactly one is answered
+  `created: true` (was: both, in 38-53 of 200 pairs).
+- Updates of one decision through both replicas each land in its history (was: the later
+  write won, and the other acknowledged update was lost)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.decisions.wire import WRITER_TOKEN, record_at_once, replica_env, result
+from tests.decisions.wire import WRITER_TOKEN, at_once, record_at_once, replica_env, result
 from tests.redis_server import running_redis
 from tests.servers import free_port, start_chroma, start_cstp, stop
 
@@ -69,3 +73,28 @@ def test_a_deleted_id_recorded_again_through_the_other_replica_is_created_anew(
     assert gone == {"id": decision["id"], "deleted": True}
     again = result(replicas[1], "cstp.recordDecision", {"decision": decision}, WRITER_TOKEN)
     assert again["created"] is True
+
+
+def _tags_by_replica(record_id: str) -> Callable[[int], dict[str, Any]]:
+    """updateDecision params for replica n: tags `by-n`, reason `n`."""
+    return lambda n: {"id": record_id, "changes": {"tags": [f"by-{n}"]}, "reason": f"{n}"}
+
+
+def test_updates_of_one_decision_through_two_replicas_each_land_in_its_history(
+    replicas: list[str],
+) -> None:
+    """Reported by a break-it pass: two replicas updating one decision at once each read
+    the same history, and the later write won: one acknowledged update was lost."""
+    for round_ in range(ROUNDS):
+        record_id = f"two-updaters-{round_}"
+        decision = {"id": record_id, "title": "Two updaters"}
+        result(replicas[0], "cstp.recordDecision", {"decision": decision}, WRITER_TOKEN)
+        answers = at_once(
+            replicas, "cstp.updateDecision", _tags_by_replica(record_id), connect_first=True
+        )
+        assert all("result" in a for a in answers), (round_, answers)
+        stored = result(replicas[1], "cstp.getDecision", {"id": record_id})
+        reasons = sorted(entry["reason"] for entry in stored["history"])
+        assert reasons == ["0", "1"], (round_, stored["history"])
+        last = stored["history"][-1]
+        assert stored["tags"] == last["changes"]["tags"][1] == [f"by-{last['reason']}"]

@@ -92,16 +92,25 @@ def record_at_once(
 ) -> list[dict[str, Any]]:
     """recordDecision of `decision_of(n)` on server n of `urls`, all released at one barrier;
     the answers, in order. With `connect_first` each client is connected before the barrier."""
+    return at_once(
+        urls, "cstp.recordDecision", lambda n: {"decision": decision_of(n)}, connect_first
+    )
+
+
+def at_once(
+    urls: list[str],
+    method: str,
+    params_of: Callable[[int], dict[str, Any]],
+    connect_first: bool = False,
+) -> list[dict[str, Any]]:
+    """`method` with `params_of(n)` on server n of `urls` (the writer's token), all released
+    at one barrier; the response objects, in order. With `connect_first` each client is
+    connected before the barrier."""
     answers: list[dict[str, Any]] = [{} for _ in urls]
     start = threading.Barrier(len(urls))
 
-    def write(n: int) -> None:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "cstp.recordDecision",
-            "params": {"decision": decision_of(n)},
-        }
+    def send(n: int) -> None:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params_of(n)}
         headers = {"Authorization": f"Bearer {WRITER_TOKEN}"}
         with httpx.Client(headers=headers, timeout=60) as http:
             if connect_first:
@@ -109,7 +118,7 @@ def record_at_once(
             start.wait()
             answers[n] = http.post(f"{urls[n]}/cstp", json=body).json()
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(len(urls))]
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(len(urls))]
     for thread in threads:
         thread.start()
     for thread in threads:
