@@ -35,6 +35,7 @@ from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailab
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
+    from a2a.decisions.locks import WriterLocks
     from a2a.ingest.indexer import IndexSummary
     from a2a.runtime import Runtime
 
@@ -105,9 +106,11 @@ def _run_index(
     paths: list[Path],
     stop: StopRequest | None = None,
     progress_bar: bool | None = None,
+    locks: WriterLocks | None = None,
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
-    otherwise), warnings, failures and a one-line summary on stderr."""
+    otherwise), warnings, failures and a one-line summary on stderr. `locks`: the
+    replicas' locks in a shared Redis (a2a.decisions.locks.WriterLocks)."""
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 
     indexer = Indexer(
@@ -115,6 +118,7 @@ def _run_index(
         runtime.embedder,
         runtime.settings.index_batch_size,
         model_process_min=MODEL_PROCESS_MIN_RECORDS,
+        locks=locks,
     )
     summary = IndexSummary()
     records = indexer.load(paths, summary)
@@ -201,9 +205,13 @@ def index(
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
+    from a2a.decisions.wiring import writer_locks
+
+    # Records the service's replicas may be updating: each batch takes turns with them.
+    locks = writer_locks(settings, runtime.store.collection_name)
     with stop_on_signals(_say_stopping) as stop:
         try:
-            summary = _run_index(runtime, paths, stop, progress)
+            summary = _run_index(runtime, paths, stop, progress, locks)
             if prune and not summary.interrupted:
                 from a2a.ingest.indexer import Indexer
                 from a2a.ingest.prune import prune_and_report
@@ -211,11 +219,13 @@ def index(
                 indexer = Indexer(
                     runtime.store, runtime.embedder, runtime.settings.index_batch_size
                 )
-                err.print(prune_and_report(runtime.store, indexer, paths))
+                err.print(prune_and_report(runtime.store, indexer, paths, locks))
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
+            if locks is not None:
+                locks.close()
             runtime.close()
     raise typer.Exit(stop.exit_code if summary.interrupted else summary.exit_code)
 
@@ -296,12 +306,19 @@ def _share_cursor_secret(settings: Settings) -> None:
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     if not paths:
         return
+    from a2a.decisions.wiring import writer_locks
+
+    # Other replicas may be serving already: each batch takes turns with their updates.
+    locks = writer_locks(runtime.settings, runtime.store.collection_name)
     with stop_on_signals(_say_stopping) as stop:
         try:
-            summary = _run_index(runtime, paths, stop)
+            summary = _run_index(runtime, paths, stop, locks=locks)
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
+        finally:
+            if locks is not None:
+                locks.close()
     if summary.interrupted:
         raise typer.Exit(stop.exit_code)
 

@@ -7,13 +7,15 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from a2a.store.errors import StoreUnavailable
 from a2a.workers import Saturated
 
 if TYPE_CHECKING:
+    import redis
     import redis.asyncio
 
 log = logging.getLogger(__name__)
@@ -119,7 +121,7 @@ class ReplicaLocks:
 
         self._redis = client
         self._failure = redis.RedisError
-        self._prefix = f"cstp:lock:{collection}:"
+        self._prefix = lock_prefix(collection)
         self._lease = lease_seconds
         self._max_wait = max_wait_seconds
 
@@ -149,6 +151,86 @@ class ReplicaLocks:
                     await lock.release()
                 except self._failure as exc:  # LockNotOwnedError: the lease ran out
                     log.warning("replica locks: %r not released (%s)", key, exc)
+
+
+class WriterLocks:
+    """ReplicaLocks' locks, taken by a writer outside the service (`cstp index`, `--prune`)
+    with a blocking Redis client: its read-and-write of a record takes turns with the
+    replicas' updates of it, so neither loses the other's write.
+
+    A key another writer holds past `max_wait_seconds`: StoreUnavailable naming it (a
+    replica stuck that long is stuck on Chroma). Redis failing: a warning, and the run goes
+    on unserialised, as before replica locks.
+    """
+
+    def __init__(
+        self, client: redis.Redis, collection: str, lease_seconds: float, max_wait_seconds: float
+    ) -> None:
+        import redis  # loaded already: `client` is one of its objects
+
+        self._redis = client
+        self._failure = redis.RedisError
+        self._prefix = lock_prefix(collection)
+        self._lease = lease_seconds
+        self._max_wait = max_wait_seconds
+
+    @classmethod
+    def from_uri(
+        cls, uri: str, collection: str, lease_seconds: float, max_wait_seconds: float
+    ) -> WriterLocks | None:
+        """Locks in the Redis at `uri` (`redis://` or `rediss://`), else None."""
+        if not uri.startswith(("redis://", "rediss://")):
+            return None
+        import redis
+
+        client = redis.Redis.from_url(
+            uri,
+            socket_timeout=REDIS_TIMEOUT_SECONDS,
+            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+        )
+        return cls(client, collection, lease_seconds, max_wait_seconds)
+
+    @contextlib.contextmanager
+    def hold_all(self, keys: Iterable[str]) -> Iterator[None]:
+        """Hold the lock of every one of `keys` for the block, taken in sorted order as
+        KeyedLocks.hold_all takes them."""
+        taken = []
+        try:
+            for key in sorted(set(keys)):
+                lock = self._redis.lock(
+                    self._prefix + key,
+                    timeout=self._lease,
+                    sleep=POLL_SECONDS,
+                    blocking_timeout=self._max_wait,
+                    thread_local=False,
+                )
+                try:
+                    acquired = lock.acquire()
+                except self._failure as exc:
+                    log.warning("writer locks: Redis failed (%s); writing unserialised", exc)
+                    break
+                if not acquired:
+                    raise StoreUnavailable(
+                        f"decision {key!r} stayed locked by another writer for {self._max_wait:g} s"
+                    )
+                taken.append(lock)
+            yield
+        finally:
+            for lock in reversed(taken):
+                try:
+                    lock.release()
+                except self._failure as exc:  # LockNotOwnedError: the lease ran out
+                    log.warning("writer locks: %r not released (%s)", lock.name, exc)
+
+    def close(self) -> None:
+        """Close the connections to Redis."""
+        self._redis.close()
+
+
+def lock_prefix(collection: str) -> str:
+    """What the name of a decision's lock starts with, the decision's id following: per
+    collection, so tenants never wait on each other."""
+    return f"cstp:lock:{collection}:"
 
 
 def replica_redis(uri: str) -> redis.asyncio.Redis | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
-from a2a.decisions.locks import ReplicaLocks
+from a2a.decisions.locks import ReplicaLocks, WriterLocks
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
@@ -34,6 +34,20 @@ def cursor_key(settings: Settings, tenant: str) -> bytes | None:
         return None
     bound = "" if tenant == DEFAULT_TENANT else f"\0tenant:{tenant}"
     return hashlib.sha256((secret.get_secret_value() + bound).encode()).digest()
+
+
+def lock_seconds(settings: Settings) -> tuple[float, float]:
+    """(lease, longest wait) in seconds of a decision's lock across replicas: the lease
+    outlasts any call, which ends by its Chroma deadline (CSTP_CHROMA_TIMEOUT_SECONDS), so
+    it lapses only for a writer that died holding it; a waiter waits one deadline."""
+    deadline = settings.chroma_timeout_seconds
+    return LEASE_DEADLINES * deadline, deadline
+
+
+def writer_locks(settings: Settings, collection: str) -> WriterLocks | None:
+    """The locks `cstp index` takes on `collection`'s records in the Redis the replicas
+    share (CSTP_RATE_LIMIT_STORAGE=redis://...), else None."""
+    return WriterLocks.from_uri(settings.rate_limit_storage, collection, *lock_seconds(settings))
 
 
 def decision_service(
@@ -68,11 +82,9 @@ def decision_service(
 
     collection = collection or settings.collection
     claims = CreationClaims.from_uri(settings.rate_limit_storage, collection)
-    # A lock outlasts any call (bounded by the Chroma deadline) unless its replica died.
     replicas = None
     if shared_redis is not None:
-        deadline = settings.chroma_timeout_seconds
-        replicas = ReplicaLocks(shared_redis, collection, LEASE_DEADLINES * deadline, deadline)
+        replicas = ReplicaLocks(shared_redis, collection, *lock_seconds(settings))
 
     async def forget(ids: Sequence[str]) -> None:
         """Deleted ids out of the search index and their creation claims released, before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from a2a.decisions.locks import WriterLocks
 from a2a.decisions.reindexing import keep_stored
 from a2a.embeddings import MODELS, Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
@@ -76,6 +78,7 @@ class Indexer:
         *,
         model_process_min: int | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        locks: WriterLocks | None = None,
     ) -> None:
         """`batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
         limit; smaller batches use less memory and answer a stop request sooner.
@@ -86,12 +89,17 @@ class Indexer:
 
         `clock`: the time (UTC) of the history entry a changed file adds to its record
         (a2a.decisions.reindexing.carry_stored).
+
+        `locks`: the changed records' locks, shared with the replicas of the service on a
+        Redis, held while each batch's stored records are read and rewritten (None: no
+        shared Redis).
         """
         self._store = store
         self._embedder = embedder
         self._batch_size = batch_size
         self._model_process_min = model_process_min
         self._clock = clock
+        self._locks = locks
 
     def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
@@ -132,7 +140,7 @@ class Indexer:
         """Embed and upsert new and changed records in batches; `progress(n)` after each.
 
         The model embeds batch i+1 while this thread writes batch i to Chroma: the next
-        batch is read and compared (content hashes, reviews) and handed to the model first,
+        batch is read and compared (content hashes) and handed to the model first,
         since Chroma's embedded write holds the GIL and no Python code here runs during it.
         For large runs the model is in a child process (see `model_process_min`), else on
         a thread here. `stop()` is asked before each batch is read, while waiting for the
@@ -187,23 +195,13 @@ class Indexer:
         return ModelProcess(name)
 
     def _read(self, records: Sequence[DecisionRecord], model: BackgroundModel) -> _Batch:
-        """A batch compared with the store (a changed record keeps its review, history and
-        links; one whose id names a decision recorded over the protocol is refused), its
-        changed records handed to the model."""
+        """A batch compared with the store's content hashes, its changed records handed to
+        the model (their embedded text is the file's alone)."""
         stored = self._store.content_hashes([r.id for r in records])
-        kept = keep_stored(self._store, _changed(records, stored), self._clock())
-        changed = kept.records
-        refused = [
-            ParseError(
-                record.source or record.id,
-                f"id {record.id!r} names a decision {agent!r} recorded over the protocol; "
-                "not replaced (give this record another id)",
-            )
-            for record, agent in kept.refused
-        ]
+        changed = _changed(records, stored)
         texts = [r.embedding_text() for r in changed]
         vectors = model.submit(texts) if changed else None
-        return _Batch(records, changed, stored, vectors, refused)
+        return _Batch(records, changed, stored, vectors)
 
     def _write_batch(
         self,
@@ -222,14 +220,42 @@ class Indexer:
                 except TimeoutError:
                     if stopped():
                         return False
-            self._store.upsert(job.changed, vectors)
-        summary.failures.extend(job.refused)
-        summary.unchanged += len(job.records) - len(job.changed) - len(job.refused)
-        summary.updated += sum(1 for r in job.changed if r.id in job.stored)
-        summary.new += sum(1 for r in job.changed if r.id not in job.stored)
+            refused = self._store_changed(job.changed, vectors)
+        else:
+            refused = []
+        refused_ids = {record.id for record, _ in refused}
+        written = [r for r in job.changed if r.id not in refused_ids]
+        summary.failures.extend(
+            ParseError(
+                record.source or record.id,
+                f"id {record.id!r} names a decision {agent!r} recorded over the protocol; "
+                "not replaced (give this record another id)",
+            )
+            for record, agent in refused
+        )
+        summary.unchanged += len(job.records) - len(job.changed)
+        summary.updated += sum(1 for r in written if r.id in job.stored)
+        summary.new += sum(1 for r in written if r.id not in job.stored)
         if progress is not None:
             progress(len(job.records))
         return True
+
+    def _store_changed(
+        self, changed: Sequence[DecisionRecord], vectors: Vectors
+    ) -> list[tuple[DecisionRecord, str]]:
+        """Write `changed` (records from files, in the order of `vectors`), each with what
+        the service stored on it (a2a.decisions.reindexing.keep_stored), read afresh under
+        their locks and written before the locks go; the records refused, with the agent
+        of the decision their id names."""
+        held = self._locks.hold_all(r.id for r in changed) if self._locks else nullcontext()
+        with held:
+            kept = keep_stored(self._store, changed, self._clock())
+            if kept.refused:
+                refused = {record.id for record, _ in kept.refused}
+                vectors = vectors[[r.id not in refused for r in changed]]
+            if kept.records:
+                self._store.upsert(kept.records, vectors)
+        return kept.refused
 
 
 def _changed(batch: Sequence[DecisionRecord], stored: dict[str, str]) -> list[DecisionRecord]:
@@ -252,5 +278,3 @@ class _Batch:
     changed: Sequence[DecisionRecord]
     stored: dict[str, str]
     vectors: Future[Vectors] | None
-    #: Records not written: their id names a decision recorded over the protocol.
-    refused: list[ParseError] = field(default_factory=list)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from a2a.decisions.lifecycle import MAX_ATTEMPTS
 from a2a.decisions.links import detached, neighbours
+from a2a.decisions.locks import WriterLocks
 from a2a.ingest import ParseError, discover
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
@@ -83,27 +86,56 @@ def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
 
 
 def prune(
-    store: DecisionStore, corpus: Corpus, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    store: DecisionStore,
+    corpus: Corpus,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    locks: WriterLocks | None = None,
 ) -> PruneSummary:
     """Delete the stale records of `store` (read page by page, never in one call), each
     as cstp.deleteDecision does: first taken out of every link of the decisions that stay
     (`unlink`), so none is left pointing at a removed id.
 
+    With `locks` (the replicas' locks in a shared Redis) the stale records and every
+    record linked to them are locked, read afresh and rewritten before the locks go, as
+    cstp.deleteDecision does; when their links changed meanwhile, the new set is locked.
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
     """
     stale: list[str] = []
-    gone: list[DecisionRecord] = []
     kept = 0
     for page in store.pages(metadata=True):
         rows = page.decisions()
-        ids = stale_ids(rows, corpus)
-        stale.extend(ids)
-        wanted = set(ids)
-        gone.extend(record_of(row) for row in rows if row.id in wanted)
+        stale.extend(stale_ids(rows, corpus))
         kept += sum(1 for r in rows if r.source and r.recorded_by is not None)
-    unlink(store, gone, clock())
-    store.delete(stale)
-    return PruneSummary(removed=stale, kept_recorded=kept)
+    if not stale:
+        return PruneSummary(removed=stale, kept_recorded=kept)
+    hold = locks.hold_all if locks is not None else _unlocked
+    for _ in range(MAX_ATTEMPTS):
+        wanted = set(stale) | _linked(_records(store, stale))
+        with hold(wanted):
+            gone = _records(store, stale)
+            if _linked(gone) - wanted:
+                continue  # linked to others meanwhile: lock the new set
+            unlink(store, gone, clock())
+            store.delete(stale)
+            return PruneSummary(removed=stale, kept_recorded=kept)
+    raise RuntimeError("the links of the records to prune kept changing")
+
+
+def _records(store: DecisionStore, ids: Sequence[str]) -> list[DecisionRecord]:
+    """The stored records of `ids` (those that exist), read page by page."""
+    return [
+        record_of(row) for page in store.pages(ids=ids, metadata=True) for row in page.decisions()
+    ]
+
+
+def _linked(records: Iterable[DecisionRecord]) -> set[str]:
+    """The ids `records` link to or from."""
+    return {i for record in records for i in neighbours(record)}
+
+
+@contextmanager
+def _unlocked(keys: Iterable[str]) -> Iterator[None]:
+    yield
 
 
 def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -> None:
@@ -130,7 +162,12 @@ def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -
     store.upsert([by_id[r.id] for r in records], np.asarray(vectors))
 
 
-def prune_and_report(store: DecisionStore, indexer: Indexer, paths: Sequence[Path]) -> str:
+def prune_and_report(
+    store: DecisionStore,
+    indexer: Indexer,
+    paths: Sequence[Path],
+    locks: WriterLocks | None = None,
+) -> str:
     """Prune `store` to the files under `paths`; one line saying what was done.
 
     Raises StoreUnavailable when Chroma fails.
@@ -139,7 +176,7 @@ def prune_and_report(store: DecisionStore, indexer: Indexer, paths: Sequence[Pat
         corpus = read_corpus(indexer, paths)
     except PruneRefused as exc:
         return str(exc)
-    summary = prune(store, corpus)
+    summary = prune(store, corpus, locks=locks)
     return (
         f"pruned {len(summary.removed)} record(s) whose file or record is gone"
         f" ({summary.kept_recorded} recorded over the protocol left alone)"
