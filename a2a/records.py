@@ -76,7 +76,8 @@ def differences(
     old: DecisionRecord, new: DecisionRecord, fields: Sequence[str]
 ) -> dict[str, tuple[Any, Any]]:
     """A history entry's `changes`: wire (camelCase) name -> (old, new) JSON values of each
-    of `fields` (snake_case) that differs between `old` and `new`, in the order given."""
+    of `fields` (snake_case) that differs between `old` and `new` (stored records keep
+    their keys sorted, so a stored entry lists them in alphabetical order)."""
     before = old.model_dump(mode="json", include=set(fields))
     after = new.model_dump(mode="json", include=set(fields))
     return {

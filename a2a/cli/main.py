@@ -35,7 +35,7 @@ from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailab
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
-    from a2a.decisions.locks import WriterLocks
+    from a2a.decisions.replica_locks import WriterLocks
     from a2a.ingest.indexer import IndexSummary
     from a2a.runtime import Runtime
 

@@ -9,19 +9,19 @@ record's claim key is the creator and the others answer `created: false`.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
+
+from a2a.decisions.replica_locks import REDIS_TIMEOUT_SECONDS, redis_url
+from a2a.limits.outage import Outage
 
 if TYPE_CHECKING:
     import redis
 
-log = logging.getLogger(__name__)
-
 #: How long a claim is kept (seconds): far past any write's duration. cstp.deleteDecision
 #: releases the claims of the ids it deletes, so a deleted id recorded again is created anew.
 CLAIM_SECONDS = 600
-#: Seconds a Redis command may take; past it the claim is granted (best effort).
-REDIS_TIMEOUT_SECONDS = 1.0
+#: What writes do while Redis is away (logged once an outage).
+GRANTED = "every creation claim granted, one creator per process only"
 
 
 class CreationClaims:
@@ -34,17 +34,21 @@ class CreationClaims:
         self._redis = client
         self._failure = redis.RedisError
         self._prefix = f"cstp:created:{collection}:"
+        # While Redis is away it is skipped, not waited on with every write.
+        self._outage = Outage("creation claims' Redis")
 
     @classmethod
     def from_uri(cls, uri: str, collection: str) -> CreationClaims | None:
-        """Claims in the Redis at `uri` (`redis://` or `rediss://`), else None."""
-        if not uri.startswith(("redis://", "rediss://")):
+        """Claims in the Redis of the storage URI `uri` (`redis://`, `rediss://`,
+        `redis+unix://`; a2a.decisions.replica_locks.redis_url), else None."""
+        url = redis_url(uri)
+        if url is None:
             return None
         # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
         import redis
 
         client = redis.Redis.from_url(
-            uri,
+            url,
             socket_timeout=REDIS_TIMEOUT_SECONDS,
             socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
         )
@@ -54,8 +58,11 @@ class CreationClaims:
         """For each (id, content hash): True when this call is the first to claim it.
 
         Blocking (call it in a worker thread). When Redis fails, every claim is granted
-        and a warning logged: the one-creator rule then holds within each process only.
+        and a warning logged (once an outage): the one-creator rule then holds within
+        each process only.
         """
+        if self._outage.skip():
+            return [True] * len(keys)
         try:
             with self._redis.pipeline(transaction=False) as pipe:
                 for record_id, content_hash in keys:
@@ -65,20 +72,24 @@ class CreationClaims:
                         nx=True,
                         ex=CLAIM_SECONDS,
                     )
-                return [bool(answer) for answer in pipe.execute()]
+                answers = [bool(answer) for answer in pipe.execute()]
         except self._failure as exc:
-            log.warning("creation claims: Redis failed (%s); granting %d claims", exc, len(keys))
+            self._outage.failed(exc, GRANTED)
             return [True] * len(keys)
+        self._outage.succeeded()
+        return answers
 
     def release(self, ids: list[str]) -> None:
         """Forget the claims of `ids` (deleted records: their next write is a creation).
 
-        Blocking. When Redis fails a warning is logged; the claims then lapse after
-        CLAIM_SECONDS.
+        Blocking. When Redis fails (a warning, once an outage), the claims lapse after
+        CLAIM_SECONDS instead.
         """
-        if not ids:
+        if not ids or self._outage.skip():
             return
         try:
             self._redis.delete(*(f"{self._prefix}{record_id}" for record_id in ids))
         except self._failure as exc:
-            log.warning("creation claims: Redis failed (%s); %d claims not released", exc, len(ids))
+            self._outage.failed(exc, GRANTED)
+        else:
+            self._outage.succeeded()

@@ -1,29 +1,17 @@
 """Per-key locks: writers of one decision id take turns, other ids run freely; across
-replicas too when they share a Redis."""
+replicas too when they share a Redis (a2a.decisions.replica_locks)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import math
-from collections.abc import AsyncIterator, Iterable, Iterator
+import time
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from a2a.store.errors import StoreUnavailable
-from a2a.workers import Saturated
-
 if TYPE_CHECKING:
-    import redis
-    import redis.asyncio
-
-log = logging.getLogger(__name__)
-
-#: Seconds between two tries of a lock another replica holds.
-POLL_SECONDS = 0.005
-#: Seconds a Redis command may take; past it the lock is taken as granted (best effort).
-REDIS_TIMEOUT_SECONDS = 1.0
+    from a2a.decisions.replica_locks import ReplicaLocks
 
 
 @dataclass(slots=True)
@@ -58,8 +46,10 @@ class KeyedLocks:
         self._replicas = replicas
 
     @contextlib.asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        """Hold the lock of `key` for the duration of the block."""
+    async def hold(self, key: str, until: float | None = None) -> AsyncIterator[None]:
+        """Hold the lock of `key` for the duration of the block; with replicas, waiting
+        for another replica's lock at most until `until` (time.monotonic(); default: its
+        own wait bound)."""
         entry = self._keys.setdefault(key, _Key(asyncio.Lock()))
         entry.users += 1
         failures = entry.failures
@@ -71,7 +61,7 @@ class KeyedLocks:
                     if self._replicas is None:
                         yield
                     else:
-                        async with self._replicas.hold(key):
+                        async with self._replicas.hold(key, until):
                             yield
                 except self._shared_failures as exc:
                     entry.failures += 1
@@ -85,165 +75,14 @@ class KeyedLocks:
     @contextlib.asynccontextmanager
     async def hold_all(self, keys: Iterable[str]) -> AsyncIterator[None]:
         """Hold the locks of every one of `keys` for the block, taken in sorted order (two
-        callers wanting overlapping sets never wait on each other in a circle)."""
+        callers wanting overlapping sets never wait on each other in a circle). Other
+        replicas' locks are waited for one wait bound in all, not one a key, so the first
+        lock's lease still has its time when the last is taken."""
+        until = None if self._replicas is None else time.monotonic() + self._replicas.max_wait
         async with contextlib.AsyncExitStack() as stack:
             for key in sorted(set(keys)):
-                await stack.enter_async_context(self.hold(key))
+                await stack.enter_async_context(self.hold(key, until))
             yield
 
     def __len__(self) -> int:
         return len(self._keys)
-
-
-class ReplicaLocks:
-    """One lock per key shared by every replica on one Redis (CSTP_RATE_LIMIT_STORAGE=
-    redis://...): updates, links and deletes of one decision through two replicas take
-    turns, so each reads what the other wrote and none is lost.
-
-    A lock is a Redis key set with NX and a lease of `lease_seconds` (redis-py's Lock; its
-    release deletes the key only while this holder's token is in it). The lease outlasts
-    any call (their deadline is CSTP_CHROMA_TIMEOUT_SECONDS), so it lapses only for a
-    replica that died holding it.
-    - Another replica's lock still held after `max_wait_seconds`: Saturated (-32005).
-    - Redis failing: a warning, and the call goes on, serialised within its process only
-      (as a2a.decisions.claims does).
-    Keys are per collection, so tenants never wait on each other.
-    """
-
-    def __init__(
-        self,
-        client: redis.asyncio.Redis,
-        collection: str,
-        lease_seconds: float,
-        max_wait_seconds: float,
-    ) -> None:
-        import redis  # loaded already: `client` is one of its objects
-
-        self._redis = client
-        self._failure = redis.RedisError
-        self._prefix = lock_prefix(collection)
-        self._lease = lease_seconds
-        self._max_wait = max_wait_seconds
-
-    @contextlib.asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        """Hold `key`'s lock across the replicas for the block. Raises Saturated when
-        another replica holds it past `max_wait_seconds`."""
-        lock = self._redis.lock(
-            self._prefix + key,
-            timeout=self._lease,
-            sleep=POLL_SECONDS,
-            blocking_timeout=self._max_wait,
-            thread_local=False,
-        )
-        try:
-            acquired = await lock.acquire()
-        except self._failure as exc:
-            log.warning("replica locks: Redis failed (%s); %r held in this process only", exc, key)
-            acquired = None
-        if acquired is False:
-            raise Saturated(math.ceil(self._max_wait))
-        try:
-            yield
-        finally:
-            if acquired:
-                try:
-                    await lock.release()
-                except self._failure as exc:  # LockNotOwnedError: the lease ran out
-                    log.warning("replica locks: %r not released (%s)", key, exc)
-
-
-class WriterLocks:
-    """ReplicaLocks' locks, taken by a writer outside the service (`cstp index`, `--prune`)
-    with a blocking Redis client: its read-and-write of a record takes turns with the
-    replicas' updates of it, so neither loses the other's write.
-
-    A key another writer holds past `max_wait_seconds`: StoreUnavailable naming it (a
-    replica stuck that long is stuck on Chroma). Redis failing: a warning, and the run goes
-    on unserialised, as before replica locks.
-    """
-
-    def __init__(
-        self, client: redis.Redis, collection: str, lease_seconds: float, max_wait_seconds: float
-    ) -> None:
-        import redis  # loaded already: `client` is one of its objects
-
-        self._redis = client
-        self._failure = redis.RedisError
-        self._prefix = lock_prefix(collection)
-        self._lease = lease_seconds
-        self._max_wait = max_wait_seconds
-
-    @classmethod
-    def from_uri(
-        cls, uri: str, collection: str, lease_seconds: float, max_wait_seconds: float
-    ) -> WriterLocks | None:
-        """Locks in the Redis at `uri` (`redis://` or `rediss://`), else None."""
-        if not uri.startswith(("redis://", "rediss://")):
-            return None
-        import redis
-
-        client = redis.Redis.from_url(
-            uri,
-            socket_timeout=REDIS_TIMEOUT_SECONDS,
-            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-        )
-        return cls(client, collection, lease_seconds, max_wait_seconds)
-
-    @contextlib.contextmanager
-    def hold_all(self, keys: Iterable[str]) -> Iterator[None]:
-        """Hold the lock of every one of `keys` for the block, taken in sorted order as
-        KeyedLocks.hold_all takes them."""
-        taken = []
-        try:
-            for key in sorted(set(keys)):
-                lock = self._redis.lock(
-                    self._prefix + key,
-                    timeout=self._lease,
-                    sleep=POLL_SECONDS,
-                    blocking_timeout=self._max_wait,
-                    thread_local=False,
-                )
-                try:
-                    acquired = lock.acquire()
-                except self._failure as exc:
-                    log.warning("writer locks: Redis failed (%s); writing unserialised", exc)
-                    break
-                if not acquired:
-                    raise StoreUnavailable(
-                        f"decision {key!r} stayed locked by another writer for {self._max_wait:g} s"
-                    )
-                taken.append(lock)
-            yield
-        finally:
-            for lock in reversed(taken):
-                try:
-                    lock.release()
-                except self._failure as exc:  # LockNotOwnedError: the lease ran out
-                    log.warning("writer locks: %r not released (%s)", lock.name, exc)
-
-    def close(self) -> None:
-        """Close the connections to Redis."""
-        self._redis.close()
-
-
-def lock_prefix(collection: str) -> str:
-    """What the name of a decision's lock starts with, the decision's id following: per
-    collection, so tenants never wait on each other."""
-    return f"cstp:lock:{collection}:"
-
-
-def replica_redis(uri: str) -> redis.asyncio.Redis | None:
-    """A client of the Redis at `uri` (`redis://` or `rediss://`, CSTP_RATE_LIMIT_STORAGE)
-    for ReplicaLocks, one a process, shared by its tenants; None for another storage.
-    Its owner closes it (`aclose`)."""
-    if not uri.startswith(("redis://", "rediss://")):
-        return None
-    # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
-    import redis.asyncio
-
-    return redis.asyncio.Redis.from_url(
-        uri,
-        socket_timeout=REDIS_TIMEOUT_SECONDS,
-        socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-    )

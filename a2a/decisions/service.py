@@ -19,7 +19,7 @@ from a2a.decisions.commits import GroupCommit
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.drift import drift
 from a2a.decisions.lifecycle import Forget, Lifecycle, unknown_id
-from a2a.decisions.locks import KeyedLocks, ReplicaLocks
+from a2a.decisions.locks import KeyedLocks
 from a2a.decisions.paging import page, page_ids
 from a2a.decisions.params import (
     CheckDriftParams,
@@ -33,6 +33,7 @@ from a2a.decisions.params import (
     ReviewDecisionParams,
     UpdateDecisionParams,
 )
+from a2a.decisions.replica_locks import LockedElsewhere, ReplicaLocks
 from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written, in_thread
@@ -121,7 +122,9 @@ class DecisionService:
         self._cursors = cursors or CursorCodec()
         self._clock = clock
         self._new_id = new_id
-        self._locks = KeyedLocks(shared_failures=(StoreUnavailable,), replicas=replicas)
+        self._locks = KeyedLocks(
+            shared_failures=(StoreUnavailable, LockedElsewhere), replicas=replicas
+        )
         writer = BatchWriter(store, embedder, run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.indexed import IndexSource, IndexTable, index_writes
-from a2a.decisions.locks import ReplicaLocks, WriterLocks
+from a2a.decisions.replica_locks import ReplicaLocks, SharedRedis, WriterLocks
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import DecisionTableSource, StoreTable
 from a2a.embeddings import Embedder
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.tenants.names import DEFAULT_TENANT
-
-if TYPE_CHECKING:
-    import redis.asyncio
 
 T = TypeVar("T")
 #: A replica lock's lease, in Chroma deadlines (CSTP_CHROMA_TIMEOUT_SECONDS).
@@ -57,7 +54,7 @@ def decision_service(
     index: IndexSource | None = None,
     tenant: str = DEFAULT_TENANT,
     collection: str | None = None,
-    shared_redis: redis.asyncio.Redis | None = None,
+    shared_redis: SharedRedis | None = None,
 ) -> DecisionService:
     """Decisions on `store`, embedded with `embedder`, blocking work in the store's worker
     pool (a Chroma server call is bounded by the client's own timeout).
@@ -68,7 +65,7 @@ def decision_service(
     with a per-process key; each tenant's with its own, so a cursor is bound to its tenant
     (CONTRACT.md, Tenants). The default tenant's key is the one from before tenants.
 
-    `shared_redis` (a2a.decisions.locks.replica_redis): writers of one decision take turns
+    `shared_redis` (a2a.decisions.replica_locks.replica_redis): writers of one decision take turns
     across the replicas on it too, and one of identical new records is `created`.
     """
     key = cursor_key(settings, tenant)

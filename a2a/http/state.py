@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import HTTPConnection
@@ -14,7 +14,7 @@ from a2a.app.org import org_methods
 from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
-from a2a.decisions.locks import replica_redis
+from a2a.decisions.replica_locks import SharedRedis, replica_redis
 from a2a.decisions.wiring import decision_service
 from a2a.docs.catalog import CatalogError
 from a2a.docs.method import search_docs_method
@@ -38,9 +38,6 @@ from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 from a2a.workers import WorkerPool
-
-if TYPE_CHECKING:
-    import redis.asyncio
 
 
 class StartupError(Exception):
@@ -71,7 +68,7 @@ class AppState:
     #: Concurrent queries' embeddings in shared model calls (None: the model is not batchable).
     batcher: DynamicBatcher | None = None
     #: The Redis the replicas share their decision locks in (None: no shared Redis).
-    shared_redis: redis.asyncio.Redis | None = None
+    shared_redis: SharedRedis | None = None
     #: Agent cards already served, by (base URL, shape).
     cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
@@ -219,7 +216,7 @@ def tenant_stack(
     chroma: ChromaDecisionStore,
     store: AsyncStore,
     batcher: DynamicBatcher | None,
-    shared_redis: redis.asyncio.Redis | None = None,
+    shared_redis: SharedRedis | None = None,
 ) -> TenantStack:
     """The parts of one tenant on its collection `chroma` (`store`: its async face): search
     index (not yet loading), services and method table (queryDecisions,

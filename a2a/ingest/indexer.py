@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from a2a.decisions.locks import WriterLocks
 from a2a.decisions.reindexing import keep_stored
+from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import MODELS, Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
 from a2a.embeddings.child import ModelProcess

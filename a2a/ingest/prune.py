@@ -12,7 +12,7 @@ import numpy as np
 
 from a2a.decisions.lifecycle import MAX_ATTEMPTS
 from a2a.decisions.links import detached, neighbours
-from a2a.decisions.locks import WriterLocks
+from a2a.decisions.replica_locks import WriterLocks
 from a2a.ingest import ParseError, discover
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
@@ -45,7 +45,8 @@ class PruneSummary:
 
 
 class PruneRefused(Exception):
-    """A path given to prune could not be read: pruning would remove everything under it."""
+    """Nothing pruned, and why: a path given to prune could not be read (pruning would
+    remove everything under it), or the links to lock kept changing."""
 
 
 def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
@@ -99,6 +100,7 @@ def prune(
     record linked to them are locked, read afresh and rewritten before the locks go, as
     cstp.deleteDecision does; when their links changed meanwhile, the new set is locked.
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
+    Raises PruneRefused, nothing deleted, when the set changed MAX_ATTEMPTS times.
     """
     stale: list[str] = []
     kept = 0
@@ -118,7 +120,10 @@ def prune(
             unlink(store, gone, clock())
             store.delete(stale)
             return PruneSummary(removed=stale, kept_recorded=kept)
-    raise RuntimeError("the links of the records to prune kept changing")
+    raise PruneRefused(
+        f"nothing pruned: the links of the records to prune changed {MAX_ATTEMPTS} times while"
+        " they were being locked; run it again when fewer agents update them"
+    )
 
 
 def _records(store: DecisionStore, ids: Sequence[str]) -> list[DecisionRecord]:
@@ -174,9 +179,9 @@ def prune_and_report(
     """
     try:
         corpus = read_corpus(indexer, paths)
+        summary = prune(store, corpus, locks=locks)
     except PruneRefused as exc:
         return str(exc)
-    summary = prune(store, corpus, locks=locks)
     return (
         f"pruned {len(summary.removed)} record(s) whose file or record is gone"
         f" ({summary.kept_recorded} recorded over the protocol left alone)"

@@ -1,44 +1,49 @@
 """Replica locks in a real Redis: one holder of a key across clients, waiters go in turn,
-a holder past the wait bound is -32005, a dead holder's lease lapses, Redis away is a
-warning and the call goes on."""
+a holder past the wait bound is -32005 for every waiter of this process at once, a dead
+holder's lease lapses, a Redis away or hung is skipped after one try."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio
 
-from a2a.decisions.locks import KeyedLocks, ReplicaLocks, replica_redis
-from a2a.workers import Saturated
-from tests.redis_server import running_redis
-from tests.servers import free_port
+from a2a.decisions.locks import KeyedLocks
+from a2a.decisions.replica_locks import (
+    LockedElsewhere,
+    ReplicaLocks,
+    SharedRedis,
+    redis_url,
+    replica_redis,
+)
+from tests.redis_server import running_redis, start_redis
+from tests.servers import free_port, stop
 
 
 @pytest.fixture
-async def shared_redis() -> AsyncIterator[list[redis.asyncio.Redis]]:
+async def two_replicas() -> AsyncIterator[list[SharedRedis]]:
     """Two clients of one fresh Redis: two replicas' connections."""
     with running_redis() as uri:
-        clients = [replica_redis(uri), replica_redis(uri)]
-        assert clients[0] is not None and clients[1] is not None
-        yield [c for c in clients if c is not None]
+        shared = [replica_redis(uri), replica_redis(uri)]
+        clients = [s for s in shared if s is not None]
+        assert len(clients) == 2
+        yield clients
         for client in clients:
-            assert client is not None
             await client.aclose()
 
 
-def locks(
-    client: redis.asyncio.Redis, collection: str = "decisions", wait: float = 10
-) -> ReplicaLocks:
-    return ReplicaLocks(client, collection, lease_seconds=30, max_wait_seconds=wait)
+def locks(shared: SharedRedis, collection: str = "decisions", wait: float = 10) -> ReplicaLocks:
+    return ReplicaLocks(shared, collection, lease_seconds=30, max_wait_seconds=wait)
 
 
 async def test_holders_of_one_key_on_two_clients_take_turns(
-    shared_redis: list[redis.asyncio.Redis],
+    two_replicas: list[SharedRedis],
 ) -> None:
-    first, second = (KeyedLocks(replicas=locks(client)) for client in shared_redis)
+    first, second = (KeyedLocks(replicas=locks(shared)) for shared in two_replicas)
     order: list[str] = []
     release = asyncio.Event()
 
@@ -53,53 +58,98 @@ async def test_holders_of_one_key_on_two_clients_take_turns(
     while order != ["first in"]:
         await asyncio.sleep(0)
     waiter = asyncio.create_task(hold(second, "second", None))
-    other_key = locks(shared_redis[1])
-    async with other_key.hold("d2"):  # another id is free meanwhile
+    async with locks(two_replicas[1]).hold("d2"):  # another id is free meanwhile
         order.append("d2")
     release.set()
     await asyncio.gather(holder, waiter)
     assert order == ["first in", "d2", "first out", "second in", "second out"]
 
 
-async def test_a_key_held_past_the_wait_bound_is_saturated_and_other_tenants_never_wait(
-    shared_redis: list[redis.asyncio.Redis],
+async def test_a_key_held_past_the_wait_is_refused_to_every_waiter_here_at_once(
+    two_replicas: list[SharedRedis],
 ) -> None:
-    holder, waiter = locks(shared_redis[0]), locks(shared_redis[1], wait=0.05)
-    async with holder.hold("d1"):
-        with pytest.raises(Saturated) as refused:
-            async with waiter.hold("d1"):
-                pytest.fail("held twice")
-        assert refused.value.retry_after == 1
-        async with locks(shared_redis[1], collection="tenant-b", wait=0.05).hold("d1"):
-            pass
-    async with waiter.hold("d1"):  # released: free again
-        pass
+    """Reported: with a dead replica's lock, 6 updates of its id on one replica were
+    answered one wait apart (10, 20, then 30 s); the waiters now share the first refusal."""
+    elsewhere = locks(two_replicas[0])
+    here = KeyedLocks(shared_failures=(LockedElsewhere,), replicas=locks(two_replicas[1], wait=0.2))
+    entered: list[str] = []
+
+    async def update(name: str) -> str:
+        async with here.hold("d1"):
+            entered.append(name)
+        return name
+
+    held = elsewhere.hold("d1")
+    await held.__aenter__()
+    first = asyncio.create_task(update("first"))
+    await asyncio.sleep(0)  # `first` holds this process's lock and waits for Redis
+    second = asyncio.create_task(update("second"))
+    with pytest.raises(LockedElsewhere) as refused:
+        await first
+    assert refused.value.retry_after == 1
+    await held.__aexit__(None, None, None)  # free now: `second` would get it if it tried
+    with pytest.raises(LockedElsewhere):
+        await second
+    assert entered == []
+    assert await update("later") == "later"  # a later call starts afresh
 
 
-async def test_the_lease_of_a_holder_that_died_lapses(
-    shared_redis: list[redis.asyncio.Redis],
-) -> None:
-    dead = ReplicaLocks(shared_redis[0], "decisions", lease_seconds=0.2, max_wait_seconds=10)
-    held = dead.hold("d1")
-    await held.__aenter__()  # never left: its replica died holding it
-    async with locks(shared_redis[1]).hold("d1"):
-        ttl = await shared_redis[1].pttl("cstp:lock:decisions:d1")
+async def test_other_tenants_never_wait(two_replicas: list[SharedRedis]) -> None:
+    acme, globex = locks(two_replicas[0]), locks(two_replicas[1], "tenant-b", wait=0.05)
+    entered = []
+    async with acme.hold("d1"), globex.hold("d1"):
+        entered.append("both")
+    assert entered == ["both"]
+
+
+async def test_the_lease_of_a_holder_that_died_lapses(two_replicas: list[SharedRedis]) -> None:
+    dead = ReplicaLocks(two_replicas[0], "decisions", lease_seconds=0.2, max_wait_seconds=10)
+    await dead.hold("d1").__aenter__()  # never left: its replica died holding it
+    async with locks(two_replicas[1]).hold("d1"):
+        ttl = await two_replicas[1].client.pttl("cstp:lock:decisions:d1")
         assert ttl > 1000  # the new holder's own lease (30 s), not the dead one's
 
 
-async def test_redis_away_is_a_warning_and_the_call_goes_on(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    client = replica_redis(f"redis://127.0.0.1:{free_port()}")
-    assert client is not None
-    keyed = KeyedLocks(replicas=locks(client))
-    with caplog.at_level(logging.WARNING, logger="a2a.decisions.locks"):
-        async with keyed.hold("d1"):
-            entered = True
-    await client.aclose()
-    assert entered
-    assert "'d1' held in this process only" in caplog.text
+async def test_redis_away_is_one_warning_and_calls_go_on(caplog: pytest.LogCaptureFixture) -> None:
+    shared = replica_redis(f"redis://127.0.0.1:{free_port()}")
+    assert shared is not None
+    keyed = KeyedLocks(replicas=locks(shared))
+    entered = 0
+    with caplog.at_level(logging.WARNING, logger="a2a.limits.outage"):
+        for _ in range(3):
+            async with keyed.hold_all(["d1", "d2"]):
+                entered += 1
+    await shared.aclose()
+    assert entered == 3 and shared.outage.down
+    assert caplog.text.count("replica locks' Redis unreachable") == 1
 
 
-def test_a_storage_that_is_not_redis_shares_no_locks() -> None:
+async def test_a_hung_redis_is_tried_once_then_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    """Reported: a Redis stopped with SIGSTOP made each lock of a call wait its 1 s
+    timeout in turn: 41 s for a decision with 40 links, answered -32003."""
+    port = free_port()
+    process = start_redis(port)
+    shared = replica_redis(f"redis://127.0.0.1:{port}")
+    assert shared is not None
+    keyed = KeyedLocks(replicas=locks(shared))
+    try:
+        async with keyed.hold("warm"):  # connected while Redis answers
+            pass
+        os.kill(process.pid, signal.SIGSTOP)
+        with caplog.at_level(logging.WARNING, logger="a2a.limits.outage"):
+            async with keyed.hold_all([f"d{n}" for n in range(40)]):
+                pass
+        assert shared.outage.down
+        assert caplog.text.count("unreachable") == 1
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+        await shared.aclose()
+        stop(process)
+
+
+def test_redis_urls_of_the_storage_settings() -> None:
+    assert redis_url("redis://h:6379/0") == "redis://h:6379/0"
+    assert redis_url("rediss://h:6380/1") == "rediss://h:6380/1"
+    assert redis_url("redis+unix:///run/redis.sock") == "unix:///run/redis.sock"
+    assert redis_url("memory://") is None
     assert replica_redis("memory://") is None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from a2a.cli.exit_codes import STORE as EXIT_STORE
-from a2a.decisions.locks import WriterLocks
+from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import Embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.prune import Corpus, prune
@@ -146,6 +146,7 @@ def test_cstp_index_names_a_decision_a_replica_holds_past_one_chroma_deadline(
         stopped = cstp("index", str(folder), env=env)
     assert stopped.returncode == EXIT_STORE, stopped.stderr
     assert "decision 'a2' stayed locked by another writer for 0.5 s" in stopped.stderr
+    assert "lets go within 1.5 s" in stopped.stderr
     done = cstp("index", str(folder), env=env)
     assert done.returncode == 0, done.stderr
     assert "2 new" in done.stderr

@@ -1,0 +1,246 @@
+"""One lock per decision across the replicas that share a Redis, and for `cstp index`.
+
+The replicas' writes of one decision (updates, links, deletes) read the records they touch
+and write them back; with several replicas on one Chroma server, two such writes at once
+each read the same record and the later one wins, losing an acknowledged write. When the
+replicas share a Redis (CSTP_RATE_LIMIT_STORAGE=redis://..., the storage of their rate
+limits and creation claims), each holds the Redis lock of every decision it writes:
+`ReplicaLocks` inside the service (asyncio), `WriterLocks` in `cstp index` (blocking).
+
+A lock is redis-py's Lock: a key `cstp:lock:<collection>:<id>` set with NX and a lease,
+deleted on release only while it still holds its holder's token. Keys are per collection,
+so tenants never wait on each other. When Redis fails, writes go on serialised within each
+process only (an acknowledged write may then be lost, as without a shared Redis); Redis is
+skipped meanwhile and tried again after 1, 2, 4 ... 30 s (a2a.limits.outage.Outage).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from a2a.limits.outage import Outage
+from a2a.store.errors import StoreUnavailable
+from a2a.workers import Saturated
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+    import redis.lock
+
+#: Seconds between two tries of a lock another writer holds.
+POLL_SECONDS = 0.005
+#: Seconds a Redis command may take before it counts as failed.
+REDIS_TIMEOUT_SECONDS = 1.0
+#: What the service does while Redis is away (logged once an outage).
+FALLBACK = "decisions' writes serialised within each process only"
+
+
+class LockedElsewhere(Saturated):
+    """Another writer (a replica, or `cstp index`) held a decision's lock past the wait
+    bound: -32005, retry after `retry_after` seconds. Those waiting for the same id in this
+    process get it too, at once (a2a.decisions.locks.KeyedLocks' shared failures)."""
+
+
+@dataclass(frozen=True)
+class SharedRedis:
+    """The Redis the replicas share (`replica_redis`): one asyncio client a process, used
+    by every tenant's ReplicaLocks, and whether it is away. Its owner closes it."""
+
+    client: redis.asyncio.Redis
+    outage: Outage = field(default_factory=lambda: Outage("replica locks' Redis"))
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self.client.aclose()
+
+
+class ReplicaLocks:
+    """The service's side: a decision's lock across the replicas of one collection.
+
+    - `lease_seconds` outlasts any call (their deadline is CSTP_CHROMA_TIMEOUT_SECONDS), so
+      a lock lapses only when its replica died holding it; until then, calls that write
+      that decision (or one linked to it) are refused with -32005.
+    - `max_wait_seconds` bounds a call's wait for locks others hold, over all the locks it
+      takes (KeyedLocks.hold_all); past it, LockedElsewhere.
+    """
+
+    def __init__(
+        self, shared: SharedRedis, collection: str, lease_seconds: float, max_wait_seconds: float
+    ) -> None:
+        import redis  # loaded already: the client is one of its objects
+
+        self._redis = shared.client
+        self._outage = shared.outage
+        self._failure = redis.RedisError
+        self._prefix = lock_prefix(collection)
+        self._lease = lease_seconds
+        self.max_wait = max_wait_seconds
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str, until: float | None = None) -> AsyncIterator[None]:
+        """Hold `key`'s lock for the block, waiting for another holder until `until`
+        (time.monotonic(); default: `max_wait_seconds` from now). Raises LockedElsewhere."""
+        if self._outage.skip():
+            yield
+            return
+        lock = self._redis.lock(
+            self._prefix + key,
+            timeout=self._lease,
+            sleep=POLL_SECONDS,
+            blocking_timeout=_wait(until, self.max_wait),
+            thread_local=False,
+        )
+        try:
+            acquired: bool | None = await lock.acquire()
+        except self._failure as exc:
+            self._outage.failed(exc, FALLBACK)
+            acquired = None
+        else:
+            self._outage.succeeded()
+        if acquired is False:
+            raise LockedElsewhere(math.ceil(self.max_wait))
+        try:
+            yield
+        finally:
+            if acquired:
+                try:
+                    await lock.release()
+                except self._failure as exc:  # the lease ran out, or Redis failed
+                    self._outage.failed(exc, FALLBACK)
+
+
+class WriterLocks:
+    """`cstp index`'s side (blocking): the locks of a batch's records, so its read and
+    rewrite of them takes turns with the replicas' updates.
+
+    All of a batch's locks are waited for `max_wait_seconds` in all, then their leases are
+    renewed, so each has its whole lease for the read and the write. A lock another writer
+    holds past the wait, or lost before the renewal: StoreUnavailable naming the id.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        collection: str,
+        lease_seconds: float,
+        max_wait_seconds: float,
+        outage: Outage | None = None,
+    ) -> None:
+        import redis  # loaded already: `client` is one of its objects
+
+        self._redis = client
+        self._failure = redis.RedisError
+        self._lapsed = redis.exceptions.LockError
+        self._prefix = lock_prefix(collection)
+        self._lease = lease_seconds
+        self._max_wait = max_wait_seconds
+        self._outage = outage or Outage("index locks' Redis")
+
+    @classmethod
+    def from_uri(
+        cls, uri: str, collection: str, lease_seconds: float, max_wait_seconds: float
+    ) -> WriterLocks | None:
+        """Locks in the Redis of the storage URI `uri` (`redis_url`), else None."""
+        url = redis_url(uri)
+        if url is None:
+            return None
+        import redis
+
+        client = redis.Redis.from_url(
+            url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
+        )
+        return cls(client, collection, lease_seconds, max_wait_seconds)
+
+    @contextlib.contextmanager
+    def hold_all(self, keys: Iterable[str]) -> Iterator[None]:
+        """Hold the lock of every one of `keys` for the block, taken in sorted order as
+        KeyedLocks.hold_all takes them. Raises StoreUnavailable naming a key."""
+        taken: list[redis.lock.Lock] = []
+        try:
+            if not self._outage.skip():
+                self._take(sorted(set(keys)), taken)
+            yield
+        finally:
+            for lock in reversed(taken):
+                try:
+                    lock.release()
+                except self._failure as exc:
+                    self._outage.failed(exc, "index runs unserialised with the replicas")
+
+    def _take(self, keys: list[str], taken: list[redis.lock.Lock]) -> None:
+        until = time.monotonic() + self._max_wait
+        try:
+            for key in keys:
+                lock = self._redis.lock(
+                    self._prefix + key,
+                    timeout=self._lease,
+                    sleep=POLL_SECONDS,
+                    blocking_timeout=_wait(until, self._max_wait),
+                    thread_local=False,
+                )
+                if not lock.acquire():
+                    raise StoreUnavailable(
+                        f"decision {key!r} stayed locked by another writer for"
+                        f" {self._max_wait:g} s (a writer that died holding it lets go"
+                        f" within {self._lease:g} s); run again"
+                    )
+                taken.append(lock)
+            for lock in taken:
+                lock.reacquire()  # the whole lease again, from now
+        except self._lapsed as exc:  # a lease ran out while waiting for the others
+            raise StoreUnavailable(f"a decision's lock lapsed while waiting: {exc}") from None
+        except self._failure as exc:
+            self._outage.failed(exc, "index runs unserialised with the replicas")
+        else:
+            self._outage.succeeded()
+
+    def close(self) -> None:
+        """Close the connections to Redis."""
+        self._redis.close()
+
+
+def _wait(until: float | None, default: float) -> float:
+    """Seconds left to wait for a lock: until `until` (time.monotonic()), else `default`;
+    0 once past it (one try)."""
+    if until is None:
+        return default
+    return max(0.0, until - time.monotonic())
+
+
+def lock_prefix(collection: str) -> str:
+    """What a decision's lock is named, its id following: per collection, so tenants never
+    wait on each other."""
+    return f"cstp:lock:{collection}:"
+
+
+def redis_url(storage_uri: str) -> str | None:
+    """The redis-py URL of a CSTP_RATE_LIMIT_STORAGE URI naming a Redis, else None:
+    `redis://` and `rediss://` as given, `redis+unix:///path` (limits' spelling) as
+    `unix:///path` (reported: a unix-socket Redis shared no locks, silently)."""
+    if storage_uri.startswith(("redis://", "rediss://")):
+        return storage_uri
+    if storage_uri.startswith("redis+unix://"):
+        return "unix://" + storage_uri.removeprefix("redis+unix://")
+    return None
+
+
+def replica_redis(storage_uri: str) -> SharedRedis | None:
+    """The Redis of CSTP_RATE_LIMIT_STORAGE (`redis_url`) for ReplicaLocks, one client a
+    process, shared by its tenants; None when the storage is not a Redis. Its owner closes
+    it (`aclose`)."""
+    url = redis_url(storage_uri)
+    if url is None:
+        return None
+    # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
+    import redis.asyncio
+
+    return SharedRedis(
+        redis.asyncio.Redis.from_url(
+            url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
+        )
+    )

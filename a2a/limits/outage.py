@@ -1,0 +1,66 @@
+"""Outage: when a shared Redis has failed, skip it for a while instead of waiting on it
+with every call, and try it again after 1, 2, 4 ... 30 seconds."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+#: Longest wait, in seconds, between two tries of a service that is down.
+MAX_RETRY_SECONDS = 30.0
+
+
+class Outage:
+    """Whether `name` (a shared service, for the log) is taken as down, and when to try it.
+
+    After a failure (`failed`) the service is skipped (`skip()` true) until its next try,
+    1 s later, then 2, 4 ... MAX_RETRY_SECONDS: one caller makes the try and the others
+    keep skipping meanwhile. A success (`succeeded`) ends the outage. A Redis that hangs
+    costs one timeout a try, not one a call (reported: a hung Redis made each lock of a
+    call wait its 1 s timeout in turn, 41 s for a decision with 40 links). Going down and
+    coming back are each logged once. Not thread-safe: use it from one event loop or
+    one thread.
+    """
+
+    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self._name = name
+        self._clock = clock
+        self._down = False
+        self._interval = 0.0
+        self._next_try = 0.0
+
+    @property
+    def down(self) -> bool:
+        """True from a failure until the next success."""
+        return self._down
+
+    def skip(self) -> bool:
+        """True when the caller should not use the service now. While down, false once
+        per retry interval: that caller's use is the try."""
+        if not self._down:
+            return False
+        now = self._clock()
+        if now < self._next_try:
+            return True
+        self._interval = min(self._interval * 2, MAX_RETRY_SECONDS)
+        self._next_try = now + self._interval
+        return False
+
+    def failed(self, error: Exception, fallback: str) -> None:
+        """A use failed: down until the next try. `fallback` says what callers do meanwhile
+        (logged once, when the outage starts)."""
+        if self._down:
+            return
+        self._down = True
+        self._interval = 1.0
+        self._next_try = self._clock() + self._interval
+        log.warning("%s unreachable (%s); %s", self._name, error, fallback)
+
+    def succeeded(self) -> None:
+        """A use succeeded: the outage, if any, is over."""
+        if self._down:
+            self._down = False
+            log.warning("%s answers again", self._name)
