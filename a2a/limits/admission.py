@@ -32,6 +32,7 @@ from limits.strategies import MovingWindowRateLimiter, RateLimiter
 
 from a2a.errors import RateLimited
 from a2a.limits.config import LimitPolicy, describe_storage
+from a2a.limits.outage import Outage
 from a2a.rpc.methods import CallContext
 from a2a.rpc.quota import Quota
 from a2a.settings import Settings
@@ -42,8 +43,6 @@ log = logging.getLogger(__name__)
 STORAGE_TIMEOUT_SECONDS = 1.0
 #: First part of every key in the storage, so CSTP's keys stand apart in a shared Redis.
 KEY_PREFIX = "cstp"
-#: Longest wait, in seconds, between probes of a storage that is down.
-MAX_PROBE_INTERVAL_SECONDS = 30.0
 
 
 class RateLimits:
@@ -65,11 +64,8 @@ class RateLimits:
         self._shared_storage = storage
         self._shared = MovingWindowRateLimiter(storage)
         self._fallback = MovingWindowRateLimiter(MemoryStorage())
-        self._down = False
         self._fail_closed = fail_closed
-        self._clock = clock
-        self._probe_at = 0.0
-        self._probe_interval = 1.0
+        self._outage = Outage("rate-limit storage", clock, restored="shared limits restored")
 
     @classmethod
     def from_settings(
@@ -94,11 +90,11 @@ class RateLimits:
     @property
     def storage_down(self) -> bool:
         """True while the shared storage is taken as unreachable."""
-        return self._down
+        return self._outage.down
 
     @property
     def _strategy(self) -> RateLimiter:
-        return self._fallback if self._down else self._shared
+        return self._fallback if self._outage.down else self._shared
 
     async def admit(self, method: str, ctx: CallContext) -> list[Quota]:
         """Count one call of `method` by `ctx.agent`; the Quota of each limit counted.
@@ -120,40 +116,28 @@ class RateLimits:
         return quotas
 
     async def _count(self, agent: str, checks: list[tuple[str, RateLimitItem]]) -> list[Quota]:
-        if self.storage_down:
-            await self._probe()
-        if self.storage_down and self._fail_closed:
-            raise RateLimited(math.ceil(self._probe_at - self._clock()), "storage unavailable")
+        outage = self._outage
+        # A try is due while down: probe the storage (cheaper than counting there).
+        if outage.down and not outage.skip() and await to_thread.run_sync(self._probe):
+            outage.succeeded()
+        if outage.down and self._fail_closed:
+            raise RateLimited(math.ceil(outage.next_try_in), "storage unavailable")
         strategy = self._strategy
         if isinstance(strategy.storage, MemoryStorage):
             return _hit_all(strategy, agent, checks)
         try:
             return await to_thread.run_sync(_hit_all, strategy, agent, checks)
         except StorageError as exc:
-            self._storage_failed(exc)
+            fallback = (
+                "refusing calls" if self._fail_closed else "falling back to per-process limits"
+            )
+            outage.failed(exc.storage_error, fallback)
             if self._fail_closed:
-                raise RateLimited(math.ceil(self._probe_interval), "storage unavailable") from None
+                raise RateLimited(math.ceil(outage.next_try_in), "storage unavailable") from None
             return _hit_all(self._fallback, agent, checks)  # in memory: on the event loop
 
-    def _storage_failed(self, exc: StorageError) -> None:
-        if self.storage_down:
-            return
-        self._down = True
-        self._probe_interval = 1.0
-        self._probe_at = self._clock() + self._probe_interval
-        fallback = "refusing calls" if self._fail_closed else "falling back to per-process limits"
-        log.warning("rate-limit storage unreachable (%s); %s", exc.storage_error, fallback)
-
-    async def _probe(self) -> None:
-        now = self._clock()
-        if now < self._probe_at:
-            return
-        # Set the next probe before awaiting, so concurrent calls do not all probe at once.
-        self._probe_interval = min(self._probe_interval * 2, MAX_PROBE_INTERVAL_SECONDS)
-        self._probe_at = now + self._probe_interval
-        if await to_thread.run_sync(self._shared_storage.check):
-            self._down = False
-            log.warning("rate-limit storage answers again; shared limits restored")
+    def _probe(self) -> bool:
+        return bool(self._shared_storage.check())
 
 
 def _hit_all(

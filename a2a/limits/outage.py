@@ -25,9 +25,13 @@ class Outage:
     one thread.
     """
 
-    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, name: str, clock: Callable[[], float] = time.monotonic, restored: str = ""
+    ) -> None:
+        """`restored`: what the log line of the service coming back adds."""
         self._name = name
         self._clock = clock
+        self._restored = f"; {restored}" if restored else ""
         self._down = False
         self._interval = 0.0
         self._next_try = 0.0
@@ -36,6 +40,11 @@ class Outage:
     def down(self) -> bool:
         """True from a failure until the next success."""
         return self._down
+
+    @property
+    def next_try_in(self) -> float:
+        """Seconds until the next try while down (0 when due, or not down)."""
+        return max(0.0, self._next_try - self._clock()) if self._down else 0.0
 
     def skip(self) -> bool:
         """True when the caller should not use the service now. While down, false once
@@ -63,4 +72,4 @@ class Outage:
         """A use succeeded: the outage, if any, is over."""
         if self._down:
             self._down = False
-            log.warning("%s answers again", self._name)
+            log.warning("%s answers again%s", self._name, self._restored)
