@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from a2a.limits.outage import Outage
 from a2a.store.errors import StoreUnavailable
@@ -88,13 +88,7 @@ class ReplicaLocks:
         if self._outage.skip():
             yield
             return
-        lock = self._redis.lock(
-            self._prefix + key,
-            timeout=self._lease,
-            sleep=POLL_SECONDS,
-            blocking_timeout=_wait(until, self.max_wait),
-            thread_local=False,
-        )
+        lock = self._redis.lock(self._prefix + key, **_options(self._lease, until, self.max_wait))
         try:
             acquired: bool | None = await lock.acquire()
         except self._failure as exc:
@@ -176,13 +170,8 @@ class WriterLocks:
         until = time.monotonic() + self._max_wait
         try:
             for key in keys:
-                lock = self._redis.lock(
-                    self._prefix + key,
-                    timeout=self._lease,
-                    sleep=POLL_SECONDS,
-                    blocking_timeout=_wait(until, self._max_wait),
-                    thread_local=False,
-                )
+                options = _options(self._lease, until, self._max_wait)
+                lock = self._redis.lock(self._prefix + key, **options)
                 if not lock.acquire():
                     raise StoreUnavailable(
                         f"decision {key!r} stayed locked by another writer for"
@@ -204,12 +193,17 @@ class WriterLocks:
         self._redis.close()
 
 
-def _wait(until: float | None, default: float) -> float:
-    """Seconds left to wait for a lock: until `until` (time.monotonic()), else `default`;
-    0 once past it (one try)."""
-    if until is None:
-        return default
-    return max(0.0, until - time.monotonic())
+def _options(lease: float, until: float | None, max_wait: float) -> dict[str, Any]:
+    """redis-py Lock options: a lease of `lease` seconds, polled every POLL_SECONDS until
+    `until` (time.monotonic(); None: `max_wait` from now; once past it, one try), and the
+    token kept on the lock object itself, one object a hold (not in a thread-local)."""
+    wait = max_wait if until is None else max(0.0, until - time.monotonic())
+    return {
+        "timeout": lease,
+        "sleep": POLL_SECONDS,
+        "blocking_timeout": wait,
+        "thread_local": False,
+    }
 
 
 def lock_prefix(collection: str) -> str:
