@@ -17,6 +17,7 @@ skipped meanwhile and tried again after 1, 2, 4 ... 30 s (a2a.limits.outage.Outa
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     import redis
     import redis.asyncio
     import redis.lock
+
+log = logging.getLogger(__name__)
 
 #: Seconds between two tries of a lock another writer holds.
 POLL_SECONDS = 0.005
@@ -77,6 +80,7 @@ class ReplicaLocks:
         self._redis = shared.client
         self._outage = shared.outage
         self._failure = redis.RedisError
+        self._lapsed = redis.exceptions.LockError
         self._prefix = lock_prefix(collection)
         self._lease = lease_seconds
         self.max_wait = max_wait_seconds
@@ -104,7 +108,9 @@ class ReplicaLocks:
             if acquired:
                 try:
                     await lock.release()
-                except self._failure as exc:  # the lease ran out, or Redis failed
+                except self._lapsed:  # held past its lease: Redis itself is fine
+                    log.warning("replica locks: %r held past its lease", key)
+                except self._failure as exc:
                     self._outage.failed(exc, FALLBACK)
 
 
@@ -163,6 +169,8 @@ class WriterLocks:
             for lock in reversed(taken):
                 try:
                     lock.release()
+                except self._lapsed:  # held past its lease: Redis itself is fine
+                    log.warning("index locks: %r held past its lease", lock.name)
                 except self._failure as exc:
                     self._outage.failed(exc, "index runs unserialised with the replicas")
 

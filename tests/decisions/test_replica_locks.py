@@ -110,6 +110,17 @@ async def test_the_lease_of_a_holder_that_died_lapses(two_replicas: list[SharedR
         assert ttl > 1000  # the new holder's own lease (30 s), not the dead one's
 
 
+async def test_a_lock_held_past_its_lease_is_a_warning_not_an_outage(
+    two_replicas: list[SharedRedis], caplog: pytest.LogCaptureFixture
+) -> None:
+    shared = two_replicas[0]
+    with caplog.at_level(logging.WARNING):
+        async with locks(shared).hold("d1"):
+            await shared.client.delete("cstp:lock:decisions:d1")  # its lease ran out
+    assert "'d1' held past its lease" in caplog.text
+    assert not shared.outage.down
+
+
 async def test_redis_away_is_one_warning_and_calls_go_on(caplog: pytest.LogCaptureFixture) -> None:
     shared = replica_redis(f"redis://127.0.0.1:{free_port()}")
     assert shared is not None
