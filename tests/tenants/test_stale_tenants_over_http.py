@@ -64,7 +64,8 @@ def test_list_tenants_and_org_search_answer_within_the_deadline_while_chroma_han
             freeze(chroma.pid)
             try:
                 # A hang guard, not a measurement: httpx gives up after 10 s (5 deadlines).
-                for _ in range(3):
+                # Twice: the bug made the first call slow and every later one hang.
+                for _ in range(2):
                     answer = call(s.url, "cstp.listTenants", {}, ORG_TOKEN, timeout=10)
                     assert answer["result"]["tenants"] == listed["tenants"], answer
                     assert "since" in answer["result"]["stale"]
