@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -67,39 +67,29 @@ class IndexSummary:
         return 1 if self.failures else 0
 
 
+@dataclass(frozen=True, slots=True)
 class Indexer:
-    """Indexes decision files into a store; unchanged records are not embedded again."""
+    """Indexes decision files into `store`; unchanged records are not embedded again.
 
-    def __init__(
-        self,
-        store: DecisionStore,
-        embedder: Embedder,
-        batch_size: int = BATCH_SIZE,
-        *,
-        model_process_min: int | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        locks: WriterLocks | None = None,
-    ) -> None:
-        """`batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
-        limit; smaller batches use less memory and answer a stop request sooner.
+    - `batch_size`: records per batch (CSTP_INDEX_BATCH_SIZE), capped by the store's own
+      limit; smaller batches use less memory and answer a stop request sooner.
+    - `model_process_min`: a `write` of at least this many records runs the embedder's
+      model (by its name, a key of a2a.embeddings.MODELS) in a child process; None never
+      does (an embedder of another name always runs here).
+    - `clock`: the time (UTC) of the history entry a changed file adds to its record
+      (a2a.decisions.reindexing.carry_stored).
+    - `locks`: the changed records' locks, shared with the replicas of the service on a
+      Redis, held while each batch's stored records are read and rewritten (None: no
+      shared Redis).
+    """
 
-        `model_process_min`: a `write` of at least this many records runs the embedder's
-        model (by its name, a key of a2a.embeddings.MODELS) in a child process; None never
-        does (an embedder of another name always runs here).
-
-        `clock`: the time (UTC) of the history entry a changed file adds to its record
-        (a2a.decisions.reindexing.carry_stored).
-
-        `locks`: the changed records' locks, shared with the replicas of the service on a
-        Redis, held while each batch's stored records are read and rewritten (None: no
-        shared Redis).
-        """
-        self._store = store
-        self._embedder = embedder
-        self._batch_size = batch_size
-        self._model_process_min = model_process_min
-        self._clock = clock
-        self._locks = locks
+    store: DecisionStore
+    embedder: Embedder
+    batch_size: int = BATCH_SIZE
+    _: KW_ONLY
+    model_process_min: int | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    locks: WriterLocks | None = None
 
     def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
@@ -150,9 +140,9 @@ class Indexer:
         model: the batches it has not finished are dropped.
         Raises StoreUnavailable when Chroma fails, and what the model raises.
         """
-        size = self._batch_size
+        size = self.batch_size
         if records:
-            size = min(size, self._store.max_batch_size())
+            size = min(size, self.store.max_batch_size())
         with self._model(len(records)) as model:
             try:
                 self._pipeline(records, size, model, summary, progress, stop)
@@ -189,15 +179,15 @@ class Indexer:
     def _model(self, count: int) -> BackgroundModel:
         """The model of a write of `count` records: in a child process when the run is
         large enough (see `model_process_min`), else the embedder on a thread here."""
-        minimum, name = self._model_process_min, self._embedder.name
+        minimum, name = self.model_process_min, self.embedder.name
         if minimum is None or count < minimum or name not in MODELS:
-            return ModelThread(self._embedder)
+            return ModelThread(self.embedder)
         return ModelProcess(name)
 
     def _read(self, records: Sequence[DecisionRecord], model: BackgroundModel) -> _Batch:
         """A batch compared with the store's content hashes, its changed records handed to
         the model (their embedded text is the file's alone)."""
-        stored = self._store.content_hashes([r.id for r in records])
+        stored = self.store.content_hashes([r.id for r in records])
         changed = _changed(records, stored)
         texts = [r.embedding_text() for r in changed]
         vectors = model.submit(texts) if changed else None
@@ -247,14 +237,14 @@ class Indexer:
         the service stored on it (a2a.decisions.reindexing.keep_stored), read afresh under
         their locks and written before the locks go; the records refused, with the agent
         of the decision their id names."""
-        held = self._locks.hold_all(r.id for r in changed) if self._locks else nullcontext()
+        held = self.locks.hold_all(r.id for r in changed) if self.locks else nullcontext()
         with held:
-            kept = keep_stored(self._store, changed, self._clock())
+            kept = keep_stored(self.store, changed, self.clock())
             if kept.refused:
                 refused = {record.id for record, _ in kept.refused}
                 vectors = vectors[[r.id not in refused for r in changed]]
             if kept.records:
-                self._store.upsert(kept.records, vectors)
+                self.store.upsert(kept.records, vectors)
         return kept.refused
 
 
