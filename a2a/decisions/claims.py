@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from a2a.decisions.replica_locks import REDIS_TIMEOUT_SECONDS, redis_url
+from a2a.decisions.replica_locks import REDIS_TIMEOUT_SECONDS, RETRY_CAP_SECONDS, redis_url
 from a2a.limits.outage import Outage
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class CreationClaims:
         self._failure = redis.RedisError
         self._prefix = f"cstp:created:{collection}:"
         # While Redis is away it is skipped, not waited on with every write.
-        self._outage = Outage("creation claims' Redis")
+        self._outage = Outage("creation claims' Redis", max_retry_seconds=RETRY_CAP_SECONDS)
 
     @classmethod
     def from_uri(cls, uri: str, collection: str) -> CreationClaims | None:

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import math
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,11 @@ POLL_SECONDS = 0.005
 REDIS_TIMEOUT_SECONDS = 1.0
 #: What the service does while Redis is away (logged once an outage).
 FALLBACK = "decisions' writes serialised within each process only"
+#: Longest wait between two tries of a Redis that is away, in seconds: once it is back, a
+#: replica still skipping it writes unserialised with those that use it again, so the
+#: tries are kept close (reported: updates lost for 2 s after Redis came back; the rate
+#: limits' 30 s would allow 30).
+RETRY_CAP_SECONDS = 4.0
 
 
 class LockedElsewhere(Saturated):
@@ -55,7 +61,12 @@ class SharedRedis:
     by every tenant's ReplicaLocks, and whether it is away. Its owner closes it."""
 
     client: redis.asyncio.Redis
-    outage: Outage = field(default_factory=lambda: Outage("replica locks' Redis"))
+    outage: Outage = field(
+        default_factory=lambda: Outage("replica locks' Redis", max_retry_seconds=RETRY_CAP_SECONDS)
+    )
+    #: Locks whose acquire failed in Redis, with their tokens: the SET may have been
+    #: applied all the same (its answer lost), so each is released once Redis answers.
+    unsure: list[tuple[redis.asyncio.lock.Lock, bytes]] = field(default_factory=list)
 
     async def aclose(self) -> None:
         """Close the client's connections."""
@@ -77,6 +88,7 @@ class ReplicaLocks:
     ) -> None:
         import redis  # loaded already: the client is one of its objects
 
+        self._shared = shared
         self._redis = shared.client
         self._outage = shared.outage
         self._failure = redis.RedisError
@@ -93,13 +105,17 @@ class ReplicaLocks:
             yield
             return
         lock = self._redis.lock(self._prefix + key, **_options(self._lease, until, self.max_wait))
+        token = uuid.uuid4().hex.encode()
         try:
-            acquired: bool | None = await lock.acquire()
+            acquired: bool | None = await lock.acquire(token=token)
         except self._failure as exc:
+            self._shared.unsure.append((lock, token))
             self._outage.failed(exc, FALLBACK)
             acquired = None
         else:
             self._outage.succeeded()
+            if self._shared.unsure:
+                await self._release_unsure()
         if acquired is False:
             raise LockedElsewhere(math.ceil(self.max_wait))
         try:
@@ -112,6 +128,19 @@ class ReplicaLocks:
                     log.warning("replica locks: %r held past its lease", key)
                 except self._failure as exc:
                     self._outage.failed(exc, FALLBACK)
+
+    async def _release_unsure(self) -> None:
+        """Release the locks an acquire may have taken while Redis failed (reported: a
+        hung Redis kept such a lock, nobody's, blocking its decision for the lease)."""
+        unsure = list(self._shared.unsure)
+        self._shared.unsure.clear()
+        for lock, token in unsure:
+            try:
+                await lock.do_release(token)
+            except self._lapsed:  # never taken, or lapsed: nothing to release
+                pass
+            except self._failure:
+                self._shared.unsure.append((lock, token))  # next time Redis answers
 
 
 class WriterLocks:
@@ -139,7 +168,7 @@ class WriterLocks:
         self._prefix = lock_prefix(collection)
         self._lease = lease_seconds
         self._max_wait = max_wait_seconds
-        self._outage = outage or Outage("index locks' Redis")
+        self._outage = outage or Outage("index locks' Redis", max_retry_seconds=RETRY_CAP_SECONDS)
 
     @classmethod
     def from_uri(
@@ -161,11 +190,15 @@ class WriterLocks:
         """Hold the lock of every one of `keys` for the block, taken in sorted order as
         KeyedLocks.hold_all takes them. Raises StoreUnavailable naming a key."""
         taken: list[redis.lock.Lock] = []
+        unsure: list[tuple[redis.lock.Lock, str]] = []
         try:
             if not self._outage.skip():
-                self._take(sorted(set(keys)), taken)
+                self._take(sorted(set(keys)), taken, unsure)
             yield
         finally:
+            for lock, token in unsure:  # its SET may have been applied, the answer lost
+                with contextlib.suppress(self._failure):
+                    lock.do_release(token)
             for lock in reversed(taken):
                 try:
                     lock.release()
@@ -174,13 +207,22 @@ class WriterLocks:
                 except self._failure as exc:
                     self._outage.failed(exc, "index runs unserialised with the replicas")
 
-    def _take(self, keys: list[str], taken: list[redis.lock.Lock]) -> None:
+    def _take(
+        self,
+        keys: list[str],
+        taken: list[redis.lock.Lock],
+        unsure: list[tuple[redis.lock.Lock, str]],
+    ) -> None:
         until = time.monotonic() + self._max_wait
         try:
             for key in keys:
                 options = _options(self._lease, until, self._max_wait)
                 lock = self._redis.lock(self._prefix + key, **options)
-                if not lock.acquire():
+                token = uuid.uuid4().hex
+                unsure.append((lock, token))  # until Redis answers the acquire
+                acquired = lock.acquire(token=token)
+                unsure.pop()
+                if not acquired:
                     raise StoreUnavailable(
                         f"decision {key!r} stayed locked by another writer for"
                         f" {self._max_wait:g} s (a writer that died holding it lets go"

@@ -17,7 +17,7 @@ class Outage:
     """Whether `name` (a shared service, for the log) is taken as down, and when to try it.
 
     After a failure (`failed`) the service is skipped (`skip()` true) until its next try,
-    1 s later, then 2, 4 ... MAX_RETRY_SECONDS: one caller makes the try and the others
+    1 s later, then 2, 4 ... `max_retry_seconds`: one caller makes the try and the others
     keep skipping meanwhile. A success (`succeeded`) ends the outage. A Redis that hangs
     costs one timeout a try, not one a call (reported: a hung Redis made each lock of a
     call wait its 1 s timeout in turn, 41 s for a decision with 40 links). Going down and
@@ -26,11 +26,18 @@ class Outage:
     """
 
     def __init__(
-        self, name: str, clock: Callable[[], float] = time.monotonic, restored: str = ""
+        self,
+        name: str,
+        clock: Callable[[], float] = time.monotonic,
+        restored: str = "",
+        max_retry_seconds: float = MAX_RETRY_SECONDS,
     ) -> None:
-        """`restored`: what the log line of the service coming back adds."""
+        """`restored`: what the log line of the service coming back adds.
+        `max_retry_seconds`: the longest wait between tries (how long a caller may go on
+        without the service after it is back)."""
         self._name = name
         self._clock = clock
+        self._max_retry = max_retry_seconds
         self._restored = f"; {restored}" if restored else ""
         self._down = False
         self._interval = 0.0
@@ -54,7 +61,7 @@ class Outage:
         now = self._clock()
         if now < self._next_try:
             return True
-        self._interval = min(self._interval * 2, MAX_RETRY_SECONDS)
+        self._interval = min(self._interval * 2, self._max_retry)
         self._next_try = now + self._interval
         return False
 

@@ -20,6 +20,7 @@ from a2a.decisions.replica_locks import (
     redis_url,
     replica_redis,
 )
+from a2a.limits.outage import Outage
 from tests.redis_server import running_redis, start_redis
 from tests.servers import free_port, stop
 
@@ -152,6 +153,41 @@ async def test_a_hung_redis_is_tried_once_then_skipped(caplog: pytest.LogCapture
                 pass
         assert shared.outage.down
         assert caplog.text.count("unreachable") == 1
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+        await shared.aclose()
+        stop(process)
+
+
+async def test_a_lock_set_while_redis_hung_is_released_when_it_answers() -> None:
+    """Reported: an acquire that timed out on a hung Redis was applied when Redis resumed,
+    leaving a lock nobody held: its decision refused -32005 for the whole lease."""
+    now = [0.0]
+    port = free_port()
+    process = start_redis(port)
+    client = replica_redis(f"redis://127.0.0.1:{port}")
+    assert client is not None
+    shared = SharedRedis(client.client, Outage("test Redis", clock=lambda: now[0]))
+    keyed = KeyedLocks(replicas=locks(shared))
+    try:
+        async with keyed.hold("warm"):  # connected while Redis answers
+            pass
+        os.kill(process.pid, signal.SIGSTOP)
+        async with keyed.hold("hub"):  # the SET waits in Redis' socket; the client gives up
+            pass
+        os.kill(process.pid, signal.SIGCONT)
+        for _ in range(500):  # Redis applies the SET it had not read
+            if await shared.client.exists("cstp:lock:decisions:hub"):
+                break
+            await asyncio.sleep(0.01)
+        assert await shared.client.exists("cstp:lock:decisions:hub")
+        now[0] += 2  # the next try of Redis is due
+        async with keyed.hold("other"):
+            pass
+        assert not shared.outage.down
+        assert not await shared.client.exists("cstp:lock:decisions:hub")
+        async with locks(shared, wait=0.05).hold("hub"):  # free at once, not after 30 s
+            pass
     finally:
         os.kill(process.pid, signal.SIGCONT)
         await shared.aclose()
