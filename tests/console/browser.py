@@ -61,18 +61,22 @@ def corpus_server(data_dir: Path, adr_store: Path | None = None, **env: str) -> 
     """`cstp serve` with auth on (TOKEN) over the ADR corpus and the example decisions.
 
     With `adr_store` (the session's template, tests/conftest.py) the corpus comes indexed
-    from a copy of it, and `cstp index` finds it unchanged; without, it is embedded here.
+    from a copy of it and only the examples are indexed here (that re-indexing the corpus
+    changes nothing is tests/e2e/test_adr_corpus_over_http.py's); without, it is
+    embedded here.
     """
     require_shared()
+    folders = [ADR_CORPUS, EXAMPLES]
     if adr_store is not None:
         copy_store(adr_store, data_dir)
+        folders = [EXAMPLES]
     environment = {
         "CSTP_DATA_DIR": str(data_dir),
         "CSTP_AUTH_TOKENS": f"ops:{TOKEN}",
         "CSTP_AGENT_ID": "console-e2e",
         **env,
     }
-    indexed = cstp("index", str(ADR_CORPUS), str(EXAMPLES), env=environment)
+    indexed = cstp("index", *map(str, folders), env=environment)
     assert indexed.returncode == 0, indexed.stderr[-3000:]
     with cstp_server(environment) as url:
         yield url
