@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import signal
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -101,6 +103,21 @@ def _open(settings: Settings, role: str) -> Runtime:
         raise typer.Exit(EXIT_STORE) from None
 
 
+@contextmanager
+def _writer_locks(runtime: Runtime) -> Iterator[WriterLocks | None]:
+    """The locks an index run takes in the Redis the service's replicas share (None
+    without one): they may be updating the same records, and each batch takes turns with
+    them (docs/lifecycle.md, "Limits"). Closed after the block."""
+    from a2a.decisions.wiring import writer_locks
+
+    locks = writer_locks(runtime.settings, runtime.store.collection_name)
+    try:
+        yield locks
+    finally:
+        if locks is not None:
+            locks.close()
+
+
 def _run_index(
     runtime: Runtime,
     paths: list[Path],
@@ -110,7 +127,7 @@ def _run_index(
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
     otherwise), warnings, failures and a one-line summary on stderr. `locks`: the
-    replicas' locks in a shared Redis (a2a.decisions.locks.WriterLocks)."""
+    replicas' locks in a shared Redis (`_writer_locks`)."""
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 
     indexer = Indexer(
@@ -205,11 +222,7 @@ def index(
     runtime = _open(settings, role="cstp index")
     # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
     # prints what it did and exits 130/143.
-    from a2a.decisions.wiring import writer_locks
-
-    # Records the service's replicas may be updating: each batch takes turns with them.
-    locks = writer_locks(settings, runtime.store.collection_name)
-    with stop_on_signals(_say_stopping) as stop:
+    with stop_on_signals(_say_stopping) as stop, _writer_locks(runtime) as locks:
         try:
             summary = _run_index(runtime, paths, stop, progress, locks)
             if prune and not summary.interrupted:
@@ -224,8 +237,6 @@ def index(
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
-            if locks is not None:
-                locks.close()
             runtime.close()
     raise typer.Exit(stop.exit_code if summary.interrupted else summary.exit_code)
 
@@ -306,19 +317,12 @@ def _share_cursor_secret(settings: Settings) -> None:
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     if not paths:
         return
-    from a2a.decisions.wiring import writer_locks
-
-    # Other replicas may be serving already: each batch takes turns with their updates.
-    locks = writer_locks(runtime.settings, runtime.store.collection_name)
-    with stop_on_signals(_say_stopping) as stop:
+    with stop_on_signals(_say_stopping) as stop, _writer_locks(runtime) as locks:
         try:
             summary = _run_index(runtime, paths, stop, locks=locks)
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
-        finally:
-            if locks is not None:
-                locks.close()
     if summary.interrupted:
         raise typer.Exit(stop.exit_code)
 

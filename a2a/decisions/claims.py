@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from a2a.decisions.replica_locks import REDIS_TIMEOUT_SECONDS, RETRY_CAP_SECONDS, redis_url
+from a2a.decisions.replica_locks import RETRY_CAP_SECONDS, blocking_redis
 from a2a.limits.outage import Outage
 
 if TYPE_CHECKING:
@@ -41,17 +41,9 @@ class CreationClaims:
     def from_uri(cls, uri: str, collection: str) -> CreationClaims | None:
         """Claims in the Redis of the storage URI `uri` (`redis://`, `rediss://`,
         `redis+unix://`; a2a.decisions.replica_locks.redis_url), else None."""
-        url = redis_url(uri)
-        if url is None:
+        client = blocking_redis(uri)
+        if client is None:
             return None
-        # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
-        import redis
-
-        client = redis.Redis.from_url(
-            url,
-            socket_timeout=REDIS_TIMEOUT_SECONDS,
-            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
-        )
         return cls(client, collection)
 
     def claim(self, keys: list[tuple[str, str]]) -> list[bool]:

@@ -175,15 +175,8 @@ class WriterLocks:
         cls, uri: str, collection: str, lease_seconds: float, max_wait_seconds: float
     ) -> WriterLocks | None:
         """Locks in the Redis of the storage URI `uri` (`redis_url`), else None."""
-        url = redis_url(uri)
-        if url is None:
-            return None
-        import redis
-
-        client = redis.Redis.from_url(
-            url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
-        )
-        return cls(client, collection, lease_seconds, max_wait_seconds)
+        client = blocking_redis(uri)
+        return None if client is None else cls(client, collection, lease_seconds, max_wait_seconds)
 
     @contextlib.contextmanager
     def hold_all(self, keys: Iterable[str]) -> Iterator[None]:
@@ -287,4 +280,18 @@ def replica_redis(storage_uri: str) -> SharedRedis | None:
         redis.asyncio.Redis.from_url(
             url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
         )
+    )
+
+
+def blocking_redis(storage_uri: str) -> redis.Redis | None:
+    """A blocking client of the Redis of CSTP_RATE_LIMIT_STORAGE (`redis_url`), each
+    command bounded by REDIS_TIMEOUT_SECONDS; None when the storage is not a Redis."""
+    url = redis_url(storage_uri)
+    if url is None:
+        return None
+    # Imported here: a process without a shared Redis does not pay for it (~70 ms).
+    import redis
+
+    return redis.Redis.from_url(
+        url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
     )

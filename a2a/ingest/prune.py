@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,23 +102,29 @@ def prune(
     Raises PruneRefused, nothing deleted, when the set changed MAX_ATTEMPTS times.
     """
     stale: list[str] = []
+    gone: list[DecisionRecord] = []
     kept = 0
     for page in store.pages(metadata=True):
         rows = page.decisions()
-        stale.extend(stale_ids(rows, corpus))
+        ids = stale_ids(rows, corpus)
+        stale.extend(ids)
+        wanted = set(ids)
+        gone.extend(record_of(row) for row in rows if row.id in wanted)
         kept += sum(1 for r in rows if r.source and r.recorded_by is not None)
-    if not stale:
-        return PruneSummary(removed=stale, kept_recorded=kept)
-    hold = locks.hold_all if locks is not None else _unlocked
+    summary = PruneSummary(removed=stale, kept_recorded=kept)
+    if locks is None or not stale:
+        unlink(store, gone, clock())
+        store.delete(stale)
+        return summary
     for _ in range(MAX_ATTEMPTS):
-        wanted = set(stale) | _linked(_records(store, stale))
-        with hold(wanted):
-            gone = _records(store, stale)
+        wanted = set(stale) | _linked(gone)
+        with locks.hold_all(wanted):
+            gone = _records(store, stale)  # afresh, now that no replica writes them
             if _linked(gone) - wanted:
                 continue  # linked to others meanwhile: lock the new set
             unlink(store, gone, clock())
             store.delete(stale)
-            return PruneSummary(removed=stale, kept_recorded=kept)
+            return summary
     raise PruneRefused(
         f"nothing pruned: the links of the records to prune changed {MAX_ATTEMPTS} times while"
         " they were being locked; run it again when fewer agents update them"
@@ -138,11 +143,6 @@ def _linked(records: Iterable[DecisionRecord]) -> set[str]:
     return {i for record in records for i in neighbours(record)}
 
 
-@contextmanager
-def _unlocked(keys: Iterable[str]) -> Iterator[None]:
-    yield
-
-
 def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -> None:
     """Rewrite the decisions that link to or from `gone` (records about to be removed) and
     are not removed themselves, without those links; their vectors are kept as stored.
@@ -150,8 +150,7 @@ def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -
     One that loses its last superseder gets back its earlier status, noted in its history
     with `by` null: the service (a2a.decisions.links.detached).
     """
-    removed = {record.id for record in gone}
-    linked = {i for record in gone for i in neighbours(record)} - removed
+    linked = _linked(gone) - {record.id for record in gone}
     if not linked:
         return
     records: list[DecisionRecord] = []
