@@ -33,9 +33,9 @@ ADR_CORPUS = SHARED / "data" / "adr"
 DEV_QUERIES = SHARED / "data" / "queries-dev.jsonl"
 
 
-#: What `cstp index` of the ADR corpus reports: SOURCES.md (the corpus' list of repositories)
-#: is not a decision and is skipped.
-ADR_INDEX_SUMMARY = "409 new, 0 updated, 0 unchanged, 0 failed (1 files skipped)"
+#: The decisions in the ADR corpus: one per file, except SOURCES.md (the corpus' list of
+#: repositories), which is not a decision and is skipped.
+ADR_RECORDS = 409
 
 
 def require_shared() -> None:
@@ -200,11 +200,13 @@ def rpc_call(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder holding the ADR corpus indexed by `cstp index` (default model), made once.
+    """A data folder holding the ADR corpus indexed with the default model, made once.
 
-    Tests that serve the corpus copy it (`copy_store`) instead of embedding the 409 ADRs again.
+    It is indexed as `cstp index` does (the same loader, `Indexer` and embedded Chroma),
+    with the model's vectors of the corpus read from tests/data (tests/adr_vectors.py)
+    rather than computed again. Tests that serve the corpus copy it (`copy_store`).
     """
-    from tests.servers import cstp
+    from tests.adr_vectors import StoredVectors
 
     require_shared()
     # Under pytest-xdist the workers share one run directory: the first to get here indexes
@@ -216,10 +218,16 @@ def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with FileLock(str(shared / "adr-store-template.lock")):
         if not (data_dir / "indexed").exists():
             shutil.rmtree(data_dir, ignore_errors=True)
-            indexed = cstp("index", str(ADR_CORPUS), env={"CSTP_DATA_DIR": str(data_dir)})
-            assert indexed.returncode == 0, indexed.stderr[-3000:]
-            assert ADR_INDEX_SUMMARY in indexed.stderr
-            (data_dir / "indexed").write_text(indexed.stderr)
+            model = StoredVectors(load_embedder(DEFAULT_MODEL))
+            runtime = Runtime.open(load_settings(data_dir=data_dir), role="index", embedder=model)
+            try:
+                indexer = Indexer(runtime.store, runtime.embedder)
+                summary = IndexSummary()
+                indexer.write(indexer.load([ADR_CORPUS], summary), summary)
+            finally:
+                runtime.close()
+            assert (summary.new, summary.failed, summary.skipped) == (ADR_RECORDS, 0, 1)
+            (data_dir / "indexed").write_text(f"{summary.new} new; {model.missed} embedded")
     return data_dir
 
 

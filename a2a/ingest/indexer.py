@@ -91,7 +91,8 @@ class Indexer:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     locks: WriterLocks | None = None
 
-    def load(self, paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
+    @staticmethod
+    def load(paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
         """Every record in `paths`, later files winning on a repeated id.
 
         Unreadable files go to `summary.failures`; they never stop the others.

@@ -1,6 +1,8 @@
-"""The main job on real input: index ../shared/data/adr with `cstp index`, query over HTTP.
+"""The main job on real input: the ADRs of ../shared/data/adr, queried over HTTP.
 
-Starts the real `cstp serve` (uvicorn) on a free port; skipped, saying why, without ../shared.
+Serves a copy of the session's ADR store, indexed with the default model (`adr_store`,
+tests/conftest.py), with the real `cstp serve` (uvicorn) on a free port; skipped, saying
+why, without ../shared.
 """
 
 from __future__ import annotations
@@ -14,12 +16,10 @@ import pytest
 
 from a2a.client import CSTPClient, render_precedents
 from a2a.client.precedents import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
-from tests.conftest import ADR_CORPUS, copy_store, require_shared, rpc_call
+from tests.conftest import ADR_CORPUS, ADR_RECORDS, copy_store, rpc_call
 from tests.servers import cstp, cstp_server
 
 pytestmark = pytest.mark.slow
-
-ADR_FILES = 409
 
 
 @pytest.fixture(scope="module")
@@ -124,13 +124,12 @@ def test_date_and_status_filters_return_exactly_the_adrs_of_that_window(base_url
     ]
 
 
-def test_reindexing_the_corpus_changes_nothing(tmp_path: Path) -> None:
-    require_shared()
-    env = {"CSTP_DATA_DIR": str(tmp_path), "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256"}
-    first = cstp("index", str(ADR_CORPUS), env=env)
-    second = cstp("index", str(ADR_CORPUS), env=env)
-    assert first.returncode == second.returncode == 0
-    assert f"0 new, 0 updated, {ADR_FILES} unchanged, 0 failed" in second.stderr
+def test_reindexing_the_corpus_changes_nothing(tmp_path: Path, adr_store: Path) -> None:
+    """`cstp index` of the files already indexed embeds and writes nothing."""
+    copy_store(adr_store, tmp_path)
+    again = cstp("index", str(ADR_CORPUS), env={"CSTP_DATA_DIR": str(tmp_path)})
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"0 new, 0 updated, {ADR_RECORDS} unchanged, 0 failed (1 files skipped)" in again.stderr
 
 
 # --- maxDistance and the "no false confidence" notes, at the measured threshold ----------
