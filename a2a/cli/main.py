@@ -150,12 +150,34 @@ def _run_index(
         transient=err.is_terminal,
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
-        indexer.write(
-            records,
-            summary,
-            lambda n: progress.advance(task, n),
-            stop=None if stop is None else stop.is_set,
+        try:
+            indexer.write(
+                records,
+                summary,
+                lambda n: progress.advance(task, n),
+                stop=None if stop is None else stop.is_set,
+            )
+        except (StoreUnavailable, EmbeddingModelError):
+            # The batches written so far stay written: say how far the run got.
+            _print_index_summary(runtime, summary)
+            done = summary.new + summary.updated + summary.unchanged
+            err.print(
+                f"stopped after {done} of {len(records)} records; run the same command"
+                " again to index the rest"
+            )
+            raise
+    _print_index_summary(runtime, summary)
+    if summary.interrupted and stop is not None and stop.signal is not None:
+        done = summary.new + summary.updated + summary.unchanged
+        err.print(
+            f"[yellow]interrupted[/yellow] by {stop.signal.name} after {done} of {len(records)}"
+            " records; run the same command again to index the rest"
         )
+    return summary
+
+
+def _print_index_summary(runtime: Runtime, summary: IndexSummary) -> None:
+    """The warnings, the failures and the one-line summary of an index run, on stderr."""
     for warning in summary.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}")
     for failure in summary.failures:
@@ -164,13 +186,6 @@ def _run_index(
         f"indexed into {runtime.store.location}: {summary.new} new, {summary.updated} updated, "
         f"{summary.unchanged} unchanged, {summary.failed} failed ({summary.skipped} files skipped)"
     )
-    if summary.interrupted and stop is not None and stop.signal is not None:
-        done = summary.new + summary.updated + summary.unchanged
-        err.print(
-            f"[yellow]interrupted[/yellow] by {stop.signal.name} after {done} of {len(records)}"
-            " records; run the same command again to index the rest"
-        )
-    return summary
 
 
 def _say_stopping(sig: signal.Signals) -> None:

@@ -130,7 +130,8 @@ def test_cstp_index_names_a_decision_a_replica_holds_past_one_chroma_deadline(
     tmp_path: Path, redis_uri: str
 ) -> None:
     """`cstp index` takes the locks of the Redis in CSTP_RATE_LIMIT_STORAGE: a decision
-    another writer holds past CSTP_CHROMA_TIMEOUT_SECONDS stops the run, naming it."""
+    another writer holds past CSTP_CHROMA_TIMEOUT_SECONDS stops the run, naming it, after
+    saying what it wrote before; the same command run again indexes the rest."""
     folder = tmp_path / "decisions"
     folder.mkdir()
     (folder / "a.yaml").write_text("- id: a1\n  title: First\n- id: a2\n  title: Second\n")
@@ -139,6 +140,7 @@ def test_cstp_index_names_a_decision_a_replica_holds_past_one_chroma_deadline(
         "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
         "CSTP_RATE_LIMIT_STORAGE": redis_uri,
         "CSTP_CHROMA_TIMEOUT_SECONDS": "0.5",
+        "CSTP_INDEX_BATCH_SIZE": "1",
     }
     replica = WriterLocks.from_uri(redis_uri, "decisions", 30, 10)
     assert replica is not None
@@ -147,3 +149,8 @@ def test_cstp_index_names_a_decision_a_replica_holds_past_one_chroma_deadline(
     assert stopped.returncode == EXIT_STORE, stopped.stderr
     assert "decision 'a2' stayed locked by another writer for 0.5 s" in stopped.stderr
     assert "lets go within 1.5 s" in stopped.stderr
+    assert "1 new, 0 updated, 0 unchanged, 0 failed" in stopped.stderr
+    assert "stopped after 1 of 2 records; run the same command again" in stopped.stderr
+    again = cstp("index", str(folder), env=env)
+    assert again.returncode == 0, again.stderr
+    assert "1 new, 0 updated, 1 unchanged, 0 failed" in again.stderr
