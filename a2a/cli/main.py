@@ -160,20 +160,20 @@ def _run_index(
         except (StoreUnavailable, EmbeddingModelError):
             # The batches written so far stay written: say how far the run got.
             _print_index_summary(runtime, summary)
-            done = summary.new + summary.updated + summary.unchanged
-            err.print(
-                f"stopped after {done} of {len(records)} records; run the same command"
-                " again to index the rest"
-            )
+            err.print(f"stopped {_how_far(summary, len(records))}")
             raise
     _print_index_summary(runtime, summary)
     if summary.interrupted and stop is not None and stop.signal is not None:
-        done = summary.new + summary.updated + summary.unchanged
         err.print(
-            f"[yellow]interrupted[/yellow] by {stop.signal.name} after {done} of {len(records)}"
-            " records; run the same command again to index the rest"
+            f"[yellow]interrupted[/yellow] by {stop.signal.name} {_how_far(summary, len(records))}"
         )
     return summary
+
+
+def _how_far(summary: IndexSummary, total: int) -> str:
+    """How far a run that stopped early got, and how to go on."""
+    done = summary.new + summary.updated + summary.unchanged
+    return f"after {done} of {total} records; run the same command again to index the rest"
 
 
 def _print_index_summary(runtime: Runtime, summary: IndexSummary) -> None:
