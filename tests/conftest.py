@@ -223,7 +223,7 @@ def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             try:
                 indexer = Indexer(runtime.store, runtime.embedder)
                 summary = IndexSummary()
-                indexer.write(indexer.load([ADR_CORPUS], summary), summary)
+                indexer.write(Indexer.load([ADR_CORPUS], summary), summary)
             finally:
                 runtime.close()
             assert (summary.new, summary.failed, summary.skipped) == (ADR_RECORDS, 0, 1)

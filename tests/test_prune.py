@@ -71,23 +71,20 @@ FILES = {
 }
 
 
-def indexed(
-    folder: Path, store: ChromaDecisionStore, embedder: Embedder
-) -> tuple[Indexer, DecisionService]:
-    """FILES written to `folder` and indexed into `store`; the indexer, and a service on it."""
+def indexed(folder: Path, store: ChromaDecisionStore, embedder: Embedder) -> DecisionService:
+    """FILES written to `folder` and indexed into `store`; a service on it."""
     write_folder(folder, FILES)
-    indexer = Indexer(store, embedder)
     summary = IndexSummary()
-    indexer.write(indexer.load([folder], summary), summary)
+    Indexer(store, embedder).write(Indexer.load([folder], summary), summary)
     async_store = AsyncStore(store, timeout_seconds=30)
-    return indexer, DecisionService(async_store, embedder, StoreTable(async_store))
+    return DecisionService(async_store, embedder, StoreTable(async_store))
 
 
 async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
     tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
 ) -> None:
     folder = tmp_path / "decisions"
-    indexer, service = indexed(folder, store, embedder)
+    service = indexed(folder, store, embedder)
     params = RecordDecisionParams.model_validate({"decision": {"id": "p1", "title": "Spoken"}})
     await service.record_decision(params, "planner")
     # a2 leaves a.yaml, b.yaml is deleted, c.yaml stops parsing.
@@ -95,7 +92,7 @@ async def test_prune_removes_gone_files_and_records_and_keeps_protocol_records(
         folder,
         {"a.yaml": "- id: a1\n  title: First in a\n", "c.yaml": "id: [unclosed\n"},
     )
-    pruned = prune(store, read_corpus(indexer, [folder]))
+    pruned = prune(store, read_corpus([folder]))
     assert sorted(pruned.removed) == ["a2", "b1"]
     assert sorted(row.id for row in store.get(metadata=False)) == ["a1", "c1", "p1"]
 
@@ -106,7 +103,7 @@ async def test_a_pruned_record_leaves_no_link_behind_and_its_superseded_one_reco
     """Reported: prune removed records without unlinking them, so decisions kept pointing at
     removed ids, and one superseded by a removed record stayed `superseded`."""
     folder = tmp_path / "decisions"
-    indexer, service = indexed(folder, store, embedder)
+    service = indexed(folder, store, embedder)
     spoken = {"id": "p1", "title": "Spoken", "supersedes": ["c1"], "relatedTo": ["b1"]}
     await service.record_decision(RecordDecisionParams.model_validate({"decision": spoken}), "a")
     link = {"id": "b1", "changes": {"supersedes": ["a1"]}, "reason": "b replaces a1"}
@@ -117,7 +114,7 @@ async def test_a_pruned_record_leaves_no_link_behind_and_its_superseded_one_reco
     # b.yaml and c.yaml leave the folder: b1 and c1 go, with every link to them.
     write_folder(folder, {"a.yaml": FILES["a.yaml"]})
     at = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
-    pruned = prune(store, read_corpus(indexer, [folder]), clock=lambda: at)
+    pruned = prune(store, read_corpus([folder]), clock=lambda: at)
     assert sorted(pruned.removed) == ["b1", "c1"]
     assert sorted(row.id for row in store.get(metadata=False)) == ["a1", "a2", "p1"]
     p1, a1 = linked(store, "p1"), linked(store, "a1")
@@ -139,11 +136,9 @@ def linked(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     return record_of(row.decision)
 
 
-def test_prune_refuses_a_missing_folder(
-    tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
-) -> None:
+def test_prune_refuses_a_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(PruneRefused):
-        read_corpus(Indexer(store, embedder), [tmp_path / "nowhere"])
+        read_corpus([tmp_path / "nowhere"])
 
 
 @pytest.mark.slow

@@ -138,7 +138,7 @@ def _run_index(
         locks=locks,
     )
     summary = IndexSummary()
-    records = indexer.load(paths, summary)
+    records = Indexer.load(paths, summary)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -241,13 +241,9 @@ def index(
         try:
             summary = _run_index(runtime, paths, stop, progress, locks)
             if prune and not summary.interrupted:
-                from a2a.ingest.indexer import Indexer
                 from a2a.ingest.prune import prune_and_report
 
-                indexer = Indexer(
-                    runtime.store, runtime.embedder, runtime.settings.index_batch_size
-                )
-                err.print(prune_and_report(runtime.store, indexer, paths, locks))
+                err.print(prune_and_report(runtime.store, paths, locks))
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None

@@ -42,6 +42,9 @@ POLL_SECONDS = 0.005
 REDIS_TIMEOUT_SECONDS = 1.0
 #: What the service does while Redis is away (logged once an outage).
 FALLBACK = "decisions' writes serialised within each process only"
+#: What `cstp index` does while Redis is away.
+INDEX_FALLBACK = "index runs unserialised with the replicas"
+
 #: Longest wait between two tries of a Redis that is away, in seconds: once it is back, a
 #: replica still skipping it writes unserialised with those that use it again, so the
 #: tries are kept close (reported: updates lost for 2 s after Redis came back; the rate
@@ -198,7 +201,7 @@ class WriterLocks:
                 except self._lapsed:  # held past its lease: Redis itself is fine
                     log.warning("index locks: %r held past its lease", lock.name)
                 except self._failure as exc:
-                    self._outage.failed(exc, "index runs unserialised with the replicas")
+                    self._outage.failed(exc, INDEX_FALLBACK)
 
     def _take(
         self,
@@ -227,7 +230,7 @@ class WriterLocks:
         except self._lapsed as exc:  # a lease ran out while waiting for the others
             raise StoreUnavailable(f"a decision's lock lapsed while waiting: {exc}") from None
         except self._failure as exc:
-            self._outage.failed(exc, "index runs unserialised with the replicas")
+            self._outage.failed(exc, INDEX_FALLBACK)
         else:
             self._outage.succeeded()
 

@@ -64,7 +64,7 @@ def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
     return stale
 
 
-def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
+def read_corpus(paths: Sequence[Path]) -> Corpus:
     """The files under `paths` and the record ids each yields, parsed as `cstp index` does.
 
     Raises PruneRefused when a path itself cannot be read (missing, unsupported).
@@ -75,7 +75,7 @@ def read_corpus(indexer: Indexer, paths: Sequence[Path]) -> Corpus:
         raise PruneRefused(f"not pruning: {exc}") from None
     summary = IndexSummary()
     by_source: dict[str, set[str]] = {}
-    for record in indexer.load(paths, summary):
+    for record in Indexer.load(paths, summary):
         if record.source is not None:
             by_source.setdefault(record.source, set()).add(record.id)
     return Corpus(
@@ -167,17 +167,14 @@ def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -
 
 
 def prune_and_report(
-    store: DecisionStore,
-    indexer: Indexer,
-    paths: Sequence[Path],
-    locks: WriterLocks | None = None,
+    store: DecisionStore, paths: Sequence[Path], locks: WriterLocks | None = None
 ) -> str:
     """Prune `store` to the files under `paths`; one line saying what was done.
 
     Raises StoreUnavailable when Chroma fails.
     """
     try:
-        corpus = read_corpus(indexer, paths)
+        corpus = read_corpus(paths)
         summary = prune(store, corpus, locks=locks)
     except PruneRefused as exc:
         return str(exc)

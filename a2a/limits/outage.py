@@ -4,6 +4,7 @@ with every call, and try it again after 1, 2, 4 ... 30 seconds."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -21,8 +22,8 @@ class Outage:
     keep skipping meanwhile. A success (`succeeded`) ends the outage. A Redis that hangs
     costs one timeout a try, not one a call (reported: a hung Redis made each lock of a
     call wait its 1 s timeout in turn, 41 s for a decision with 40 links). Going down and
-    coming back are each logged once. Not thread-safe: use it from one event loop or
-    one thread.
+    coming back are each logged once. Thread-safe (the creation claims use it from the
+    worker threads); it never blocks on more than its own few assignments.
     """
 
     def __init__(
@@ -42,6 +43,7 @@ class Outage:
         self._down = False
         self._interval = 0.0
         self._next_try = 0.0
+        self._lock = threading.Lock()
 
     @property
     def down(self) -> bool:
@@ -56,27 +58,31 @@ class Outage:
     def skip(self) -> bool:
         """True when the caller should not use the service now. While down, false once
         per retry interval: that caller's use is the try."""
-        if not self._down:
+        with self._lock:
+            if not self._down:
+                return False
+            now = self._clock()
+            if now < self._next_try:
+                return True
+            self._interval = min(self._interval * 2, self._max_retry)
+            self._next_try = now + self._interval
             return False
-        now = self._clock()
-        if now < self._next_try:
-            return True
-        self._interval = min(self._interval * 2, self._max_retry)
-        self._next_try = now + self._interval
-        return False
 
     def failed(self, error: Exception, fallback: str) -> None:
         """A use failed: down until the next try. `fallback` says what callers do meanwhile
         (logged once, when the outage starts)."""
-        if self._down:
-            return
-        self._down = True
-        self._interval = 1.0
-        self._next_try = self._clock() + self._interval
+        with self._lock:
+            if self._down:
+                return
+            self._down = True
+            self._interval = 1.0
+            self._next_try = self._clock() + self._interval
         log.warning("%s unreachable (%s); %s", self._name, error, fallback)
 
     def succeeded(self) -> None:
         """A use succeeded: the outage, if any, is over."""
-        if self._down:
+        with self._lock:
+            if not self._down:
+                return
             self._down = False
-            log.warning("%s answers again%s", self._name, self._restored)
+        log.warning("%s answers again%s", self._name, self._restored)

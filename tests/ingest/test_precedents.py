@@ -111,11 +111,8 @@ def test_trace_files_listed_by_index_are_not_also_read_as_adrs(tmp_path: Path) -
 def test_index_run_stores_each_row_once(tmp_path: Path) -> None:
     _folder(tmp_path)
 
-    class NoStore:
-        pass
-
     summary = IndexSummary()
-    records = Indexer(NoStore(), NoStore()).load([tmp_path], summary)  # type: ignore[arg-type]
+    records = Indexer.load([tmp_path], summary)
     assert sorted(r.id for r in records) == ["BC-101", "BC-102", "BC-104"]
     assert summary.failures == []
     assert any("INDEX.md: BC-102: trace file" in w for w in summary.warnings)
