@@ -158,9 +158,14 @@ def _run_index(
                 stop=None if stop is None else stop.is_set,
             )
         except (StoreUnavailable, EmbeddingModelError):
-            # The batches written so far stay written: say how far the run got.
+            # The batches written so far stay written: say how far the run got. The counts
+            # are of confirmed writes; a batch whose write the store did not answer may be
+            # stored too (the re-run then finds it unchanged).
             _print_index_summary(runtime, summary)
-            err.print(f"stopped {_how_far(summary, len(records))}")
+            err.print(
+                f"stopped {_how_far(summary, len(records))} (a batch the store did not"
+                " confirm may be stored as well)"
+            )
             raise
     _print_index_summary(runtime, summary)
     if summary.interrupted and stop is not None and stop.signal is not None:
