@@ -136,9 +136,15 @@ def linked(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     return record_of(row.decision)
 
 
-def test_prune_refuses_a_missing_folder(tmp_path: Path) -> None:
-    with pytest.raises(PruneRefused):
-        read_corpus([tmp_path / "nowhere"])
+def test_prune_refuses_a_missing_folder_and_removes_nothing(
+    tmp_path: Path, store: ChromaDecisionStore, embedder: Embedder
+) -> None:
+    folder = tmp_path / "decisions"
+    indexed(folder, store, embedder)
+    write_folder(folder, {"a.yaml": FILES["a.yaml"]})  # b1 and c1 would be stale
+    with pytest.raises(PruneRefused, match=r"not pruning: .*nowhere.*no such file"):
+        prune(store, read_corpus([folder, tmp_path / "nowhere"]))
+    assert sorted(row.id for row in store.get(metadata=False)) == ["a1", "a2", "b1", "c1"]
 
 
 @pytest.mark.slow
@@ -156,3 +162,13 @@ def test_cstp_index_prune_reports_how_many_it_removed(tmp_path: Path, settings: 
     assert "pruned 2 record(s)" in done.stderr
     again = cstp("index", "--prune", str(folder), env=env)
     assert "pruned 0 record(s)" in again.stderr
+    # A path it cannot read: the rest is indexed, nothing is pruned, and it says why.
+    write_folder(folder, {"b.yaml": FILES["b.yaml"]})
+    refused = cstp("index", "--prune", str(folder), str(tmp_path / "nowhere"), env=env)
+    assert refused.returncode == 1, refused.stderr
+    assert ": 1 new, 0 updated, 0 unchanged, 1 failed" in refused.stderr
+    assert "not pruning: " in refused.stderr and "nowhere: no such file" in refused.stderr
+    # a1 and a2 were kept by the refused run: this one finds them stale.
+    last = cstp("index", "--prune", str(folder), env=env)
+    assert ": 0 new, 0 updated, 1 unchanged, 0 failed" in last.stderr
+    assert "pruned 2 record(s)" in last.stderr

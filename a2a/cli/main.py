@@ -124,11 +124,15 @@ def _run_index(
     stop: StopRequest | None = None,
     progress_bar: bool | None = None,
     locks: WriterLocks | None = None,
+    prune: bool = False,
 ) -> IndexSummary:
     """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
     otherwise), warnings, failures and a one-line summary on stderr. `locks`: the
-    replicas' locks in a shared Redis (`_writer_locks`)."""
+    replicas' locks in a shared Redis (`_writer_locks`). `prune`: then remove the records
+    whose file, or record in a file, is gone, unless the run was interrupted
+    (a2a.ingest.prune; the files are parsed once for both)."""
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
+    from a2a.ingest.prune import corpus_of, prune_and_report
 
     indexer = Indexer(
         runtime.store,
@@ -139,6 +143,8 @@ def _run_index(
     )
     summary = IndexSummary()
     records = Indexer.load(paths, summary)
+    # Taken before the write, which adds the records it refuses to the failures.
+    corpus = corpus_of(paths, records, summary.failures) if prune else None
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -168,10 +174,12 @@ def _run_index(
             )
             raise
     _print_index_summary(runtime, summary)
-    if summary.interrupted and stop is not None and stop.signal is not None:
-        err.print(
-            f"[yellow]interrupted[/yellow] by {stop.signal.name} {_how_far(summary, len(records))}"
-        )
+    if summary.interrupted:
+        if stop is not None and stop.signal is not None:
+            how_far = _how_far(summary, len(records))
+            err.print(f"[yellow]interrupted[/yellow] by {stop.signal.name} {how_far}")
+    elif corpus is not None:
+        err.print(prune_and_report(runtime.store, corpus, locks))
     return summary
 
 
@@ -244,11 +252,7 @@ def index(
     # prints what it did and exits 130/143.
     with stop_on_signals(_say_stopping) as stop, _writer_locks(runtime) as locks:
         try:
-            summary = _run_index(runtime, paths, stop, progress, locks)
-            if prune and not summary.interrupted:
-                from a2a.ingest.prune import prune_and_report
-
-                err.print(prune_and_report(runtime.store, paths, locks))
+            summary = _run_index(runtime, paths, stop, progress, locks, prune)
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None

@@ -26,12 +26,14 @@ class Corpus:
     """What the indexed folders hold now: every file (by source) and the ids each yields.
 
     `unreadable` files failed to parse: their records are left alone, since what they
-    hold is unknown.
+    hold is unknown. `refused` says why nothing may be pruned (a path given could not be
+    read, so pruning would remove everything under it), or is None.
     """
 
     files: frozenset[str]
     ids_by_source: Mapping[str, frozenset[str]]
     unreadable: frozenset[str] = field(default_factory=frozenset)
+    refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,23 +67,30 @@ def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
 
 
 def read_corpus(paths: Sequence[Path]) -> Corpus:
-    """The files under `paths` and the record ids each yields, parsed as `cstp index` does.
+    """The files under `paths` and the record ids each yields, parsed as `cstp index` does."""
+    summary = IndexSummary()
+    return corpus_of(paths, Indexer.load(paths, summary), summary.failures)
 
-    Raises PruneRefused when a path itself cannot be read (missing, unsupported).
+
+def corpus_of(
+    paths: Sequence[Path], records: Iterable[DecisionRecord], failures: Iterable[ParseError]
+) -> Corpus:
+    """The corpus of `paths` from what `Indexer.load(paths, ...)` gave: its records and
+    its failures (taken before a write adds refused records). `cstp index --prune` passes
+    the records it indexed, so each file is parsed once; the folders are walked again.
     """
     try:
         files = {source_for(path, root) for path, root in discover(paths)}
     except ParseError as exc:
-        raise PruneRefused(f"not pruning: {exc}") from None
-    summary = IndexSummary()
+        return Corpus(frozenset(), {}, refused=f"not pruning: {exc}")
     by_source: dict[str, set[str]] = {}
-    for record in Indexer.load(paths, summary):
+    for record in records:
         if record.source is not None:
             by_source.setdefault(record.source, set()).add(record.id)
     return Corpus(
         files=frozenset(files | set(by_source)),
         ids_by_source={source: frozenset(ids) for source, ids in by_source.items()},
-        unreadable=frozenset(failure.path for failure in summary.failures),
+        unreadable=frozenset(failure.path for failure in failures),
     )
 
 
@@ -99,8 +108,11 @@ def prune(
     record linked to them are locked, read afresh and rewritten before the locks go, as
     cstp.deleteDecision does; when their links changed meanwhile, the new set is locked.
     Raises StoreUnavailable when Chroma fails; nothing is deleted before every page is read.
-    Raises PruneRefused, nothing deleted, when the set changed MAX_ATTEMPTS times.
+    Raises PruneRefused, nothing deleted, when `corpus.refused` says why, or when the set
+    changed MAX_ATTEMPTS times.
     """
+    if corpus.refused is not None:
+        raise PruneRefused(corpus.refused)
     stale: list[str] = []
     gone: list[DecisionRecord] = []
     kept = 0
@@ -166,15 +178,12 @@ def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -
     store.upsert([by_id[r.id] for r in records], np.asarray(vectors))
 
 
-def prune_and_report(
-    store: DecisionStore, paths: Sequence[Path], locks: WriterLocks | None = None
-) -> str:
-    """Prune `store` to the files under `paths`; one line saying what was done.
+def prune_and_report(store: DecisionStore, corpus: Corpus, locks: WriterLocks | None = None) -> str:
+    """Prune `store` to `corpus` (`corpus_of` the indexed paths); one line saying what was done.
 
     Raises StoreUnavailable when Chroma fails.
     """
     try:
-        corpus = read_corpus(paths)
         summary = prune(store, corpus, locks=locks)
     except PruneRefused as exc:
         return str(exc)
