@@ -3,6 +3,7 @@ semantics as the model in this process."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -133,3 +134,57 @@ def test_a_child_killed_mid_run_is_an_embedding_model_error() -> None:
         os.kill(child, signal.SIGKILL)
         with pytest.raises(EmbeddingModelError):
             model.embed(["after the kill"])
+
+
+#: Kills the child once it blocks writing to a pipe (its vectors to us), or gives up.
+_KILL_WHEN_SENDING = """
+for _ in $(seq 3000); do
+  if grep -q pipe_write /proc/$1/wchan 2>/dev/null; then kill -9 $1; exit 0; fi
+  sleep 0.01
+done
+exit 1
+"""
+
+
+def test_a_child_killed_while_sending_its_vectors_is_an_embedding_model_error() -> None:
+    """As the OOM killer may do: the child dies half-way through sending a batch's
+    vectors (megabytes; it blocks on the pipe while Chroma's write holds our GIL). The
+    run must end with the model's error (exit 3), not wait for the rest for ever."""
+    with ModelProcess(FAST) as model:
+        model.embed(["load the model"])
+        (child,) = model._pool._processes
+        killer = subprocess.Popen(["sh", "-c", _KILL_WHEN_SENDING, "sh", str(child)])
+        busy = _cpu_ticks(child)
+        # One text, many times: a call of a few kB (pickled once) that fits in the pipe,
+        # and 20 MB of vectors back, far more than the pipe holds.
+        vectors = model.submit(["a text to embed"] * 20_000)
+        if not _embedding(child, busy):
+            killer.kill()
+            pytest.skip("the child was never seen embedding (/proc/<pid>/stat)")
+        # From here our GIL is held until the killer exits (libc's waitpid through PyDLL
+        # does not release it): the pool reads nothing meanwhile, so the child, once done
+        # embedding, blocks half-way through sending the vectors, and is killed there.
+        status = ctypes.c_int()
+        ctypes.PyDLL(None).waitpid(killer.pid, ctypes.byref(status), 0)
+        killer.returncode = os.waitstatus_to_exitcode(status.value)
+        if killer.returncode != 0:
+            os.kill(child, signal.SIGKILL)
+            pytest.skip("/proc/<pid>/wchan does not show a wait on a pipe here")
+        with pytest.raises(EmbeddingModelError):
+            vectors.result(timeout=60)  # without the fix: TimeoutError (it never ends)
+
+
+def _cpu_ticks(pid: int) -> int:
+    """CPU time used by `pid` (user + system), in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _embedding(pid: int, before: int) -> bool:
+    """Whether `pid` used 0.1 s of CPU (at 100 ticks a second) since `before`, within
+    60 seconds: it has our whole call and embeds it."""
+    for _ in range(60_000):
+        if _cpu_ticks(pid) - before >= 10:
+            return True
+        time.sleep(0.001)
+    return False

@@ -62,7 +62,21 @@ class ModelProcess(BackgroundModel):
             self._pool.submit(_embed, self.name, list(texts)).add_done_callback(settle)
         except BrokenProcessPool as error:
             raise self._died(error) from error
+        self._drop_result_writer()
         return embedded
+
+    def _drop_result_writer(self) -> None:
+        """Close this process's copy of the write end of the pool's result pipe; the child,
+        started by the first `submit` (spawn), has its own, and is the only writer.
+
+        With our copy open, a child killed half-way through sending a batch's vectors (it
+        blocks on the pipe while Chroma's write holds our GIL) leaves the pool's reader
+        waiting for the rest for ever: no EOF, and `cstp index` hangs instead of exiting 3.
+        Closed, that read ends at EOF and the pool is broken. Idempotent.
+        """
+        writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
+        if writer is not None:
+            writer.close()
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One L2-normalised vector per text: float32, len(texts) x the model's dimension.
