@@ -14,7 +14,7 @@ from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
-from a2a.ingest.prune import Corpus, PruneRefused, prune, read_corpus, stale_ids
+from a2a.ingest.prune import Corpus, PruneRefused, corpus_of, prune, stale_ids
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
@@ -54,6 +54,12 @@ CORPUS = Corpus(
 )
 def test_stale_ids(record_id: str, metadata: dict[str, Any], stale: bool) -> None:
     assert stale_ids([decode(record_id, metadata)], CORPUS) == ([record_id] if stale else [])
+
+
+def read_corpus(paths: list[Path]) -> Corpus:
+    """The corpus of `paths` as `cstp index --prune` builds it: loaded, then `corpus_of`."""
+    summary = IndexSummary()
+    return corpus_of(paths, Indexer.load(paths, summary), summary.failures)
 
 
 def write_folder(folder: Path, files: dict[str, str]) -> None:

@@ -13,7 +13,6 @@ from a2a.decisions.lifecycle import MAX_ATTEMPTS
 from a2a.decisions.links import detached, neighbours
 from a2a.decisions.replica_locks import WriterLocks
 from a2a.ingest import ParseError, discover
-from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.loader import source_for
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
@@ -64,12 +63,6 @@ def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
         if source not in corpus.files or record_id not in corpus.ids_by_source.get(source, ()):
             stale.append(record_id)
     return stale
-
-
-def read_corpus(paths: Sequence[Path]) -> Corpus:
-    """The files under `paths` and the record ids each yields, parsed as `cstp index` does."""
-    summary = IndexSummary()
-    return corpus_of(paths, Indexer.load(paths, summary), summary.failures)
 
 
 def corpus_of(
