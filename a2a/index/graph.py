@@ -143,8 +143,9 @@ class GraphIndex:
             params.sel = keep
         else:
             # HNSW's classic walk (one candidate heap, as hnswlib searches): the same recall
-            # per efSearch, 14-23% faster at 1M (docs/scaling.md). faiss takes that path
-            # only without an ID selector, so a filtered walk keeps the bounded queue.
+            # per efSearch, 14-23% faster at 1M (docs/scaling-measurements-graph.md). faiss
+            # takes that path only without an ID selector, so a filtered walk keeps the
+            # bounded queue.
             params.bounded_queue = False
         _, labels = self._index.search(query.reshape(1, -1).astype(np.float32), k, params=params)
         found = labels[0][labels[0] >= 0]

@@ -43,7 +43,8 @@ MIN_COMPACT = 1024
 #: (a2a.index.graph) only when the index holds at least GRAPH_MIN_ROWS records and at least
 #: GRAPH_MIN_FRACTION of them pass the filter; elsewhere it scans exactly. Below these an
 #: exact scan is as fast, and a filter passing few rows cuts the graph into pieces a walk
-#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py (docs/scaling.md).
+#: cannot cross (recall fell to 0.04-0.5). Measured with bench/graph_bench.py
+#: (docs/scaling-measurements-graph.md).
 GRAPH_MIN_ROWS = 50_000
 #: Org-level search (a2a.app.org: many stores per call, each scan reading all its vectors
 #: from memory) walks a store's graph from this many records; a store builds its graph once
@@ -57,9 +58,9 @@ GRAPH_MIN_FRACTION = 0.2
 #: GRAPH_BREADTH_SHRINK below it, times (1 + GRAPH_BREADTH_GROWTH x log10(rows / 100,000))
 #: past it, divided by sqrt(share of rows passing), at most GRAPH_MAX_BREADTH. The smallest
 #: that kept recall@10 >= 0.99 against exact search in every cell of bench/graph_bench.py's
-#: sweeps at 5k, 10k, 20k, 50k, 100k and 1M (docs/scaling.md): 156 / 192 / 312 / 384 at
-#: 5k / 10k / 50k / 100k and 1,024 at 1M with no filter; 1,448 / 1,871 / 2,048 at 1M with
-#: 50% / 30% / 20% passing.
+#: sweeps at 5k, 10k, 20k, 50k, 100k and 1M (docs/scaling-measurements-graph.md): 156 /
+#: 192 / 312 / 384 at 5k / 10k / 50k / 100k and 1,024 at 1M with no filter; 1,448 / 1,871
+#: / 2,048 at 1M with 50% / 30% / 20% passing.
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
 GRAPH_BREADTH = 384

@@ -407,7 +407,8 @@ class LiveIndex:
         revision = self._store.revision()
         self.index.clear()
         # Chroma's reads release the GIL: READERS threads read pages ahead of this one,
-        # which indexes them as they come (docs/scaling.md has the load times at 100k).
+        # which indexes them as they come (docs/scaling-measurements.md has the load times
+        # at 100k).
         # The index keeps its rows in columns, not objects: a full garbage collection after
         # the load costs what it did before it (docs/scaling.md, Memory), so the collector
         # is neither paused nor the rows frozen (both process-wide).

@@ -27,9 +27,9 @@ from a2a.store.interface import DecisionStore
 #: honoured between batches, so a batch is never cut in half (a batch takes seconds).
 BATCH_SIZE = 5000
 #: Runs of at least this many records embed in a child process (a2a.embeddings.child),
-#: in parallel with Chroma's GIL-holding write (docs/scaling.md: with the leaner metadata,
-#: 100k records with wordllama at 1,127 records/s against 432). Smaller runs keep the
-#: model in this process (no child start-up: ~1-3 s).
+#: in parallel with Chroma's GIL-holding write (docs/scaling-measurements.md: with the
+#: leaner metadata, 100k records with wordllama at 1,127 records/s against 432). Smaller
+#: runs keep the model in this process (no child start-up: ~1-3 s).
 MODEL_PROCESS_MIN_RECORDS = 10_000
 
 #: Seconds between two checks for a stop request while the model embeds a batch.
