@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Saturated(Exception):
@@ -114,11 +116,16 @@ class WorkerPool:
         future = asyncio.wrap_future(submitted)
         # The slot is given back when the thread is done, not when the caller gives up.
         future.add_done_callback(self._release)
-        if deadline_seconds is None:
-            return await asyncio.shield(future)
-        # asyncio.timeout, not wait_for: no extra waiter future and callbacks per call.
-        async with asyncio.timeout(deadline_seconds):
-            return await asyncio.shield(future)
+        try:
+            if deadline_seconds is None:
+                return await asyncio.shield(future)
+            # asyncio.timeout, not wait_for: no extra waiter future and callbacks per call.
+            async with asyncio.timeout(deadline_seconds):
+                return await asyncio.shield(future)
+        except (asyncio.CancelledError, TimeoutError):
+            if not future.done():  # abandoned: nobody else reads what the thread ends with
+                future.add_done_callback(_abandoned)
+            raise
 
     def _release(self, _: object) -> None:
         self._running -= 1
@@ -149,3 +156,11 @@ class WorkerPool:
     def close(self) -> None:
         """Stop taking work; threads still running finish in the background."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _abandoned(future: asyncio.Future[Any]) -> None:
+    """Read what a thread whose caller stopped waiting ended with, so that asyncio does not
+    log "Future exception was never retrieved" at ERROR (issue 44): the caller was answered
+    at its deadline. An error is still told, one line at WARNING."""
+    if not future.cancelled() and (exc := future.exception()) is not None:
+        log.warning("a call ended with %r after its caller stopped waiting", exc)

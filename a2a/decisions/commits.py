@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 
 class GroupCommit(Generic[T, R]):
@@ -52,7 +54,26 @@ class GroupCommit(Generic[T, R]):
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         # Shielded: a caller that stops waiting never cancels the batch others wait on.
-        return await asyncio.shield(done)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            # The caller has gone (its deadline): its outcome is read here, or asyncio logs
+            # "Future exception was never retrieved" at ERROR, with a traceback, for a
+            # failure its caller was already answered for (issue 44).
+            if not done.done():
+                done.add_done_callback(self._orphaned)
+            raise
+
+    def _orphaned(self, done: asyncio.Future[R]) -> None:
+        """Read the outcome of an item whose caller stopped waiting. A `shared_failures`
+        error (the store failing: the caller got -32003 by its deadline, the store logged
+        the cause) at debug; any other error is still told, one line at WARNING."""
+        if done.cancelled() or (exc := done.exception()) is None:
+            return
+        if isinstance(exc, self._shared_failures):
+            log.debug("group commit: a batch failed after its caller left: %r", exc)
+        else:
+            log.warning("group commit: a batch failed after its caller left: %r", exc)
 
     async def _flush(self) -> None:
         while self._pending:
