@@ -28,8 +28,9 @@ class Runtime:
         """Lock the embedded store (if used), load the model, check the collection's model.
 
         Raises StoreLocked when another process has the embedded store,
-        EmbeddingModelError when the model cannot load, EmbeddingModelMismatch when the
-        collection was built with another model. A Chroma server that is down is only
+        StoreFolderUnwritable when its folder cannot be written, EmbeddingModelError when
+        the model cannot load, EmbeddingModelMismatch when the collection was built with
+        another model. A Chroma server that is down is only
         logged: the service starts and recovers when it returns.
         """
         lock = None

@@ -33,7 +33,12 @@ from a2a.embeddings import EmbeddingModelError
 from a2a.ingest.stopping import StopRequest, stop_on_signals
 from a2a.observability.logs import configure_logging
 from a2a.settings import Settings, SettingsError, load_settings
-from a2a.store.errors import EmbeddingModelMismatch, StoreLocked, StoreUnavailable
+from a2a.store.errors import (
+    EmbeddingModelMismatch,
+    StoreFolderUnwritable,
+    StoreLocked,
+    StoreUnavailable,
+)
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
@@ -98,7 +103,13 @@ def _open(settings: Settings, role: str) -> Runtime:
 
     try:
         return Runtime.open(settings, role=role)
-    except (StoreLocked, EmbeddingModelMismatch, EmbeddingModelError, StoreUnavailable) as exc:
+    except (
+        StoreLocked,
+        StoreFolderUnwritable,
+        EmbeddingModelMismatch,
+        EmbeddingModelError,
+        StoreUnavailable,
+    ) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_STORE) from None
 

@@ -22,3 +22,15 @@ class EmbeddingModelMismatch(Exception):
 
 class StoreLocked(Exception):
     """Another process holds the embedded store (two writers corrupt Chroma's files)."""
+
+
+class StoreFolderUnwritable(Exception):
+    """The embedded store's folder (CSTP_DATA_DIR) cannot be written: read-only, or not
+    ours. Chroma's embedded store and its lock file live there, so nothing can start."""
+
+    def __init__(self, folder: str, reason: str) -> None:
+        super().__init__(
+            f"the data folder {folder} cannot be written ({reason}): the embedded store keeps "
+            f"its files there; make it writable or set CSTP_DATA_DIR to a writable folder"
+        )
+        self.folder = folder

@@ -8,7 +8,7 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
-from a2a.store.errors import StoreLocked
+from a2a.store.errors import StoreFolderUnwritable, StoreLocked
 
 
 class EmbeddedStoreLock:
@@ -25,10 +25,12 @@ class EmbeddedStoreLock:
         self._lock = FileLock(str(lock_path), timeout=0)
 
     def acquire(self) -> None:
-        """Take the lock or raise StoreLocked."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        """Take the lock or raise StoreLocked; StoreFolderUnwritable when the folder cannot
+        be written (a read-only mount, another owner), the first thing to write there."""
         try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()
+            self._owner_path.write_text(f"pid {os.getpid()}, {self._role}\n")
         except Timeout:
             holder = self._owner_path.read_text().strip() if self._owner_path.exists() else "?"
             raise StoreLocked(
@@ -36,7 +38,10 @@ class EmbeddedStoreLock:
                 f"({holder}). Stop it first, or run Chroma as a server (chroma run) and set "
                 f"CSTP_CHROMA_URL so that several processes can share it."
             ) from None
-        self._owner_path.write_text(f"pid {os.getpid()}, {self._role}\n")
+        except OSError as exc:  # after Timeout, which is an OSError (TimeoutError) too
+            if self._lock.is_locked:
+                self._lock.release()
+            raise StoreFolderUnwritable(str(self._path.parent), exc.strerror or str(exc)) from None
 
     def release(self) -> None:
         """Give the lock back (also happens when the process exits)."""
