@@ -233,6 +233,10 @@ class Settings(BaseSettings):
     #: it finds by Chroma's thread names, a process-wide effect that a chromadb release
     #: renaming its threads silently undoes. No effect on a Chroma server.
     chroma_single_core: bool = False
+    #: Embedded store: writes are refused (-32003, `reason` "disk full") while the data
+    #: folder's filesystem has less than this free (MiB), before they reach Chroma, which
+    #: can wedge the process after a write failed on a full disk (a2a.store.disk); 0: off.
+    min_free_disk_mib: int = Field(default=256, ge=0)
     index_on_start: list[Path] = Field(default_factory=list)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     max_batch_size: int = Field(default=50, ge=1)

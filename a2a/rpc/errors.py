@@ -32,8 +32,8 @@ def to_error_object(exc: BaseException) -> ErrorObject:
 
     Codes: -32601 MethodNotFound, -32602 InvalidParams (`data.errors`), -32001 Unauthorized,
     -32002 RateLimited (`data.retryAfter`, seconds), -32003 StoreUnavailable
-    (`data.retryable`), -32004 MissingScope (`data.requiredScope`) and TenantNotGranted
-    (`data.requiredTenant`), -32005 Saturated
+    (`data.retryable`, and `data.reason` when it has one: "disk full"), -32004 MissingScope
+    (`data.requiredScope`) and TenantNotGranted (`data.requiredTenant`), -32005 Saturated
     (`data.retryable`, `data.retryAfter`); CONTRACT.md sections Errors specific to CSTP and
     Errors added with the write path. Anything else is a fault of ours: -32603, logged with
     its traceback, nothing of it on the wire.
@@ -49,7 +49,10 @@ def to_error_object(exc: BaseException) -> ErrorObject:
     if isinstance(exc, RateLimited):
         return ErrorObject(protocol.RATE_LIMITED, "Rate limited", {"retryAfter": exc.retry_after})
     if isinstance(exc, StoreUnavailable):
-        return ErrorObject(protocol.STORE_UNAVAILABLE, "ChromaDB unavailable", {"retryable": True})
+        data: dict[str, Any] = {"retryable": True}
+        if exc.reason is not None:
+            data["reason"] = exc.reason
+        return ErrorObject(protocol.STORE_UNAVAILABLE, "ChromaDB unavailable", data)
     if isinstance(exc, EmbeddingModelMismatch):
         # Retrying cannot help: an operator must fix the configuration.
         log.error("%s", exc)

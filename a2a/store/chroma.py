@@ -26,6 +26,7 @@ from chromadb.errors import ChromaError, NotFoundError
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.affinity import pin_chroma_threads
+from a2a.store.disk import require_room
 from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.store.metadata import (
     OPTIONAL_KEYS,
@@ -97,6 +98,7 @@ class ChromaDecisionStore:
         timeout_seconds: float = 10.0,
         single_core: bool = False,
         revisions: LocalRevisions | None = None,
+        min_free_bytes: int = 0,
     ) -> None:
         """Exactly one of `data_dir` (embedded Chroma) and `server_url`.
 
@@ -107,6 +109,10 @@ class ChromaDecisionStore:
         `single_core` (opt-in, CSTP_CHROMA_SINGLE_CORE): pin embedded Chroma's own threads to
         one CPU core when its client opens and before each write (a2a.store.affinity: its
         bulk writes cost about half as much); no effect on a server.
+
+        `min_free_bytes` (CSTP_MIN_FREE_DISK_MIB): embedded, every write is refused with
+        DiskFull while the folder's filesystem has less free (a2a.store.disk); 0: never.
+        A Chroma server's disk is its own: no check.
         """
         if (data_dir is None) == (server_url is None):
             raise ValueError("give exactly one of data_dir (embedded) or server_url")
@@ -116,6 +122,7 @@ class ChromaDecisionStore:
         self._server_url = server_url
         self._timeout = timeout_seconds
         self._single_core = single_core
+        self._min_free = min_free_bytes if data_dir is not None else 0
         self._client: Any = None
         self._collection: Any = None
         self._max_batch: int | None = None
@@ -378,6 +385,7 @@ class ChromaDecisionStore:
         """
         if not records:
             return []
+        self._room_to_write()
         collection = self._guarded(self._get_collection, create=True)
         self._pin()
         stamp = time.time_ns() // 1_000_000
@@ -408,6 +416,7 @@ class ChromaDecisionStore:
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""
+        self._room_to_write()
         collection = self._guarded(self._get_collection, create=False)
         if collection is None or not ids:
             return
@@ -424,9 +433,15 @@ class ChromaDecisionStore:
     def touch(self) -> None:
         """Change the revision marker, so that every search index looks again (a retry of
         a write that may have been stored without its marker change: issue 25)."""
+        self._room_to_write()
         collection = self._guarded(self._get_collection, create=False)
         if collection is not None:
             self._bump_revision(collection)
+
+    def _room_to_write(self) -> None:
+        """Embedded: DiskFull, before Chroma is called, when the disk is nearly full."""
+        if self._min_free and self._data_dir is not None:  # set only when embedded
+            require_room(self._data_dir, self._min_free)
 
     def _bump_after_failure(self, collection: Any) -> None:
         """A write failed, but earlier chunks (or the failed call itself) may have landed:
@@ -641,4 +656,5 @@ def open_store(
         timeout_seconds=settings.chroma_timeout_seconds,
         single_core=settings.chroma_single_core,
         revisions=revisions,
+        min_free_bytes=settings.min_free_disk_mib * 1024 * 1024,
     )

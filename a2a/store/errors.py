@@ -6,6 +6,16 @@ from __future__ import annotations
 class StoreUnavailable(Exception):
     """Chroma could not answer: connection refused, timeout, server error (CSTP -32003)."""
 
+    #: Why, when the client can act on it (CSTP -32003 `data.reason`); None: not said.
+    reason: str | None = None
+
+
+class DiskFull(StoreUnavailable):
+    """A write refused before it reached the embedded store: its disk is (nearly) full
+    (a2a.store.disk). Retryable once space is freed; nothing stored is touched."""
+
+    reason = "disk full"
+
 
 class EmbeddingModelMismatch(Exception):
     """The collection was built with another embedding model than the configured one."""
