@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -103,3 +104,40 @@ async def test_items_queued_while_a_batch_fails_with_a_shared_failure_fail_with_
     results = await asyncio.gather(first, queued, return_exceptions=True)
     assert all(isinstance(r, ConnectionError) for r in results)
     assert batches == [[1]]
+
+
+async def test_an_error_after_its_caller_left_is_read_and_told_by_its_kind(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 44 item 5: the outcome of an item whose caller stopped waiting is read (no
+    "Future exception was never retrieved"); a shared failure (the store: its caller had
+    -32003) at debug, anything else still told at WARNING."""
+
+    class Down(Exception):
+        pass
+
+    async def write(batch: list[int]) -> list[int | Exception]:
+        await asyncio.sleep(0.05)
+        if batch == [1]:
+            raise Down("store down")
+        raise ValueError("a bug")
+
+    commits: GroupCommit[int, int] = GroupCommit(write, shared_failures=(Down,))
+    caplog.set_level("DEBUG")
+    for item in (1, 2):
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.01):
+                await commits.submit(item)
+        await asyncio.sleep(0.1)
+    gc.collect()
+    await asyncio.sleep(0)
+    told = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert not any("never retrieved" in message for _, message in told), told
+    assert (
+        "DEBUG",
+        "group commit: a batch failed after its caller left: Down('store down')",
+    ) in told
+    assert (
+        "WARNING",
+        "group commit: a batch failed after its caller left: ValueError('a bug')",
+    ) in told
