@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from pathlib import Path
@@ -84,6 +85,32 @@ async def test_work_past_its_deadline_keeps_its_thread_until_it_returns() -> Non
     release.set()
     await asyncio.sleep(0.05)
     assert await pool.run(lambda: "next") == "next"
+    pool.close()
+
+
+async def test_an_abandoned_call_that_fails_later_is_read_and_told_at_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 44 item 5: a thread failing after its caller's deadline leaves no "Future
+    exception was never retrieved" (ERROR, with a traceback); one WARNING line says it."""
+    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=1), threading.Event()
+
+    def fails_late() -> None:
+        release.wait(10)
+        raise ConnectionError("Chroma went away")
+
+    with pytest.raises(TimeoutError):
+        await pool.run(fails_late, deadline_seconds=0.05)
+    release.set()
+    await asyncio.sleep(0.1)
+    gc.collect()
+    await asyncio.sleep(0)
+    told = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert not any("never retrieved" in message for _, message in told), told
+    assert any(
+        level == "WARNING" and "ConnectionError('Chroma went away')" in message
+        for level, message in told
+    ), told
     pool.close()
 
 
