@@ -1,15 +1,112 @@
-"""Domain errors that callers can cause; they know nothing of JSON-RPC or HTTP.
+"""Every exception the service raises past one module, as one tree:
 
-`a2a.rpc.errors.to_error_object` is the one place that turns them into wire errors.
+    CallError                   a call refused or failed; its caller gets `code` (JSON-RPC)
+    ├── ParseError              -32700  the body is not JSON the service will read
+    ├── InvalidRequest          -32600  the JSON is not a valid request object
+    ├── BodyTooLarge            -32600  the body is over CSTP_MAX_BODY_BYTES (HTTP 413)
+    ├── BodyTimeout             -32600  the body did not arrive in time (HTTP 408)
+    ├── MethodNotFound          -32601  no method of that name is served
+    ├── InvalidParams           -32602  the params break the method's rules (FieldError each)
+    ├── Unauthorized            -32001  no valid bearer token (HTTP 401)
+    ├── RateLimited             -32002  the agent is over a limit; retry after N s
+    ├── StoreUnavailable        -32003  Chroma did not answer (down, timeout, server error)
+    │   └── DiskFull                    a write refused: the embedded store's disk is full
+    ├── Forbidden               -32004
+    │   ├── MissingScope                the token lacks the method's scope
+    │   └── TenantNotGranted            the token does not grant the tenant named
+    └── Saturated               -32005  every worker busy and the queue full; retry after N s
+        └── LockedElsewhere             another writer held the decision's lock too long
+
+    ServiceFault                our own: configuration, files, the model; no call causes it
+    ├── SettingsError           a setting the service cannot start with; exit 2 (cstp)
+    │   ├── StartupError                found while building the service (CSTP_RATE_LIMITS...)
+    │   ├── TokenFormatError            CSTP_AUTH_TOKENS(_FILE) malformed
+    │   └── CatalogError                CSTP_DOCS_CATALOG or a document it lists unusable
+    ├── EmbeddingModelError     the embedding model cannot load, or its process died
+    ├── EmbeddingModelMismatch  the collection was built with another model (-32003 to callers)
+    ├── StoreLocked             another process holds the embedded store
+    ├── StoreFolderUnwritable   CSTP_DATA_DIR cannot be written (read-only, not ours)
+    ├── SnapshotRefused         an index snapshot not to load (the index is rebuilt)
+    ├── FileParseError          a decision file `cstp index` cannot read
+    └── PruneRefused            `cstp index --prune` removed nothing, and why
+
+A CallError carries its JSON-RPC error object (`code`, `message`, `data`; CONTRACT.md
+section Errors) so that `a2a.rpc.errors.to_error_object` maps by the tree. A ServiceFault
+reaches a caller only as -32603 Internal error, EmbeddingModelMismatch excepted. This module
+imports nothing of a2a: every layer may raise what it defines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from a2a.store.errors import StoreUnavailable
+
+class CallError(Exception):
+    """A call refused or failed: the caller gets the JSON-RPC error object `code`,
+    `message`, `data` (JSON-RPC 2.0 section 5.1; CSTP's own codes in CONTRACT.md)."""
+
+    code: ClassVar[int]
+    message: ClassVar[str]
+
+    @property
+    def data(self) -> Any:
+        """The error object's `data` member (None: left out)."""
+        return None
+
+
+class ParseError(CallError):
+    """The body is not JSON the service will read (-32700; `data.reason`)."""
+
+    code = -32700
+    message = "Parse error"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"reason": str(self)}
+
+
+class InvalidRequest(CallError):
+    """The JSON is not a valid request object (-32600; `data.reason`); `id` is echoed when
+    it was valid."""
+
+    code = -32600
+    message = "Invalid Request"
+
+    def __init__(self, reason: str, id: str | int | float | None = None) -> None:
+        super().__init__(reason)
+        self.id = id
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"reason": str(self)}
+
+
+class BodyTooLarge(CallError):
+    """The body is over the cap (-32600, HTTP 413; CONTRACT.md section Transport)."""
+
+    code = InvalidRequest.code
+    message = InvalidRequest.message
+
+
+class BodyTimeout(CallError):
+    """The body has not fully arrived within the body timeout (-32600, HTTP 408)."""
+
+    code = InvalidRequest.code
+    message = InvalidRequest.message
+
+
+class MethodNotFound(CallError):
+    """No method of that name (case-sensitive) is served (-32601; `data.method`)."""
+
+    code = -32601
+    message = "Method not found"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        # The name is the client's own: echo enough to recognise it, not a 500 KB string.
+        return {"method": str(self)[:100]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,16 +117,34 @@ class FieldError:
     reason: str
 
 
-class InvalidParams(Exception):
-    """The call's params break the method's rules (JSON-RPC -32602); every bad field listed."""
+class InvalidParams(CallError):
+    """The call's params break the method's rules (-32602; `data.errors`, every bad field)."""
+
+    code = -32602
+    message = "Invalid params"
 
     def __init__(self, errors: list[FieldError]) -> None:
         super().__init__("; ".join(f"{e.field}: {e.reason}" for e in errors))
         self.errors = errors
 
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"errors": [{"field": e.field, "reason": e.reason} for e in self.errors]}
 
-class RateLimited(Exception):
-    """The calling agent is over its limit (CSTP -32002); retry after `retry_after` seconds."""
+
+class Unauthorized(CallError):
+    """No valid bearer token (CSTP -32001, HTTP 401)."""
+
+    code = -32001
+    message = "Unauthorized"
+
+
+class RateLimited(CallError):
+    """The calling agent is over its limit (CSTP -32002); retry after `retry_after` seconds
+    (`data.retryAfter`, at least 1)."""
+
+    code = -32002
+    message = "Rate limited"
 
     def __init__(self, retry_after: int, limit: str = "", quotas: Sequence[Any] = ()) -> None:
         super().__init__(f"rate limit {limit} exceeded; retry after {retry_after} s")
@@ -38,34 +153,165 @@ class RateLimited(Exception):
         #: The `a2a.rpc.quota.Quota` of each limit the call was counted against.
         self.quotas = tuple(quotas)
 
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"retryAfter": self.retry_after}
 
-class Unauthorized(Exception):
-    """No valid bearer token (CSTP -32001, HTTP 401)."""
+
+class StoreUnavailable(CallError):
+    """Chroma could not answer: connection refused, timeout, server error (CSTP -32003,
+    `data.retryable` true, `data.reason` when there is one)."""
+
+    code = -32003
+    message = "ChromaDB unavailable"
+    #: Why, when the client can act on it (CSTP -32003 `data.reason`); None: not said.
+    reason: str | None = None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self.reason is None:
+            return {"retryable": True}
+        return {"retryable": True, "reason": self.reason}
 
 
-class MissingScope(Exception):
-    """The caller's token lacks the scope the method needs (CSTP -32004, `requiredScope`)."""
+class DiskFull(StoreUnavailable):
+    """A write refused before it reached the embedded store: its disk is (nearly) full
+    (a2a.store.disk). Retryable once space is freed; nothing stored is touched."""
+
+    reason = "disk full"
+
+
+class Forbidden(CallError):
+    """The caller's token does not allow the call (CSTP -32004); the subclass says why."""
+
+    code = -32004
+    message = "Forbidden"
+
+
+class MissingScope(Forbidden):
+    """The caller's token lacks the scope the method needs (`data.requiredScope`)."""
 
     def __init__(self, required: str) -> None:
         super().__init__(f"this method needs a token with scope {required!r}")
         self.required = required
 
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"requiredScope": self.required}
 
-class TenantNotGranted(Exception):
+
+class TenantNotGranted(Forbidden):
     """The caller's token does not grant the tenant a call names, whether or not it exists
-    (CSTP -32004, `requiredTenant`; CONTRACT.md, Tenants)."""
+    (`data.requiredTenant`; CONTRACT.md, Tenants)."""
 
     def __init__(self, tenant: str) -> None:
         super().__init__("this token does not grant the tenant the call names")
         self.tenant = tenant
 
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"requiredTenant": self.tenant}
 
-__all__ = [
-    "FieldError",
-    "InvalidParams",
-    "MissingScope",
-    "RateLimited",
-    "StoreUnavailable",
-    "TenantNotGranted",
-    "Unauthorized",
-]
+
+class Saturated(CallError):
+    """The bounded queue of calls waiting for a worker is full (CSTP -32005; `data.retryable`
+    true, `data.retryAfter`).
+
+    Never raised for Chroma being slow or down; `retry_after` is whole seconds, at least 1.
+    """
+
+    code = -32005
+    message = "Service saturated"
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"service saturated; retry after {retry_after} s")
+        self.retry_after = max(1, retry_after)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"retryable": True, "retryAfter": self.retry_after}
+
+
+class LockedElsewhere(Saturated):
+    """Another writer (a replica, or `cstp index`) held a decision's lock past the wait
+    bound: -32005, retry after `retry_after` seconds. Those waiting for the same id in this
+    process get it too, at once (a2a.decisions.locks.KeyedLocks' shared failures)."""
+
+
+class ServiceFault(Exception):
+    """A fault of ours (configuration, files, the model), never caused by a call: the
+    command line prints it and exits, a call that meets it gets -32603 Internal error."""
+
+
+class SettingsError(ServiceFault):
+    """Settings that cannot start the service; `str()` names each offending setting
+    (`CSTP_<NAME>: ...`)."""
+
+
+class StartupError(SettingsError):
+    """A setting found unusable while the service is built; the message names it
+    (`CSTP_RATE_LIMITS: ...`)."""
+
+
+class TokenFormatError(SettingsError):
+    """A token entry is malformed; the message names the entry, never the token itself."""
+
+
+class CatalogError(SettingsError):
+    """The docs catalog file or a document it lists cannot be used; the message names which."""
+
+
+class EmbeddingModelError(ServiceFault):
+    """The configured embedding model cannot be loaded (not installed, no network, bad file),
+    or the process running it died."""
+
+
+class EmbeddingModelMismatch(ServiceFault):
+    """The collection was built with another embedding model than the configured one.
+
+    Callers get -32003 with `data.retryable` false: retrying cannot help, an operator must
+    fix the configuration (a2a.rpc.errors.to_error_object).
+    """
+
+    def __init__(self, collection: str, stored: str, configured: str) -> None:
+        super().__init__(
+            f"collection {collection!r} was built with embedding model {stored!r} but the "
+            f"service is configured with {configured!r}; set CSTP_EMBEDDING_MODEL={stored} "
+            f"or re-index into a new collection (CSTP_COLLECTION)"
+        )
+        self.stored = stored
+        self.configured = configured
+
+
+class StoreLocked(ServiceFault):
+    """Another process holds the embedded store (two writers corrupt Chroma's files)."""
+
+
+class StoreFolderUnwritable(ServiceFault):
+    """The embedded store's folder (CSTP_DATA_DIR) cannot be written: read-only, or not
+    ours. Chroma's embedded store and its lock file live there, so nothing can start."""
+
+    def __init__(self, folder: str, reason: str) -> None:
+        super().__init__(
+            f"the data folder {folder} cannot be written ({reason}): the embedded store keeps "
+            f"its files there; make it writable or set CSTP_DATA_DIR to a writable folder"
+        )
+        self.folder = folder
+
+
+class SnapshotRefused(ServiceFault):
+    """A snapshot that must not be loaded; the message says why (logged by the caller)."""
+
+
+class FileParseError(ServiceFault):
+    """A decision file (or path) that could not be parsed; `str()` gives `"{path}: {reason}"`."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class PruneRefused(ServiceFault):
+    """Nothing pruned, and why: a path given to prune could not be read (pruning would
+    remove everything under it), or the links to lock kept changing."""

@@ -6,9 +6,9 @@ import logging
 from dataclasses import dataclass
 
 from a2a.embeddings import Embedder, load_embedder
+from a2a.errors import StoreUnavailable
 from a2a.settings import Settings
 from a2a.store.chroma import ChromaDecisionStore, open_store
-from a2a.store.errors import StoreUnavailable
 from a2a.store.lock import EmbeddedStoreLock
 
 log = logging.getLogger(__name__)

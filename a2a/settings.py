@@ -32,6 +32,8 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as PydanticSettingsError
 
+from a2a.errors import SettingsError
+
 # Settings is the lowest layer: it imports nothing of a2a (import-linter checks it, in
 # pyproject.toml). The value types it validates live here; the composition root turns the
 # values into objects (token table, rate limits, stores) and passes them down.
@@ -324,10 +326,6 @@ class Settings(BaseSettings):
     def store_lock_path(self) -> Path:
         """The file whose lock says which process owns the embedded store."""
         return self.data_dir / "cstp.lock"
-
-
-class SettingsError(Exception):
-    """Settings that cannot start the service; `str()` names each offending setting."""
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -10,19 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from a2a.errors import Saturated
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-
-class Saturated(Exception):
-    """The bounded queue of calls waiting for a worker is full (CSTP -32005).
-
-    Never raised for Chroma being slow or down; `retry_after` is whole seconds, at least 1.
-    """
-
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(f"service saturated; retry after {retry_after} s")
-        self.retry_after = max(1, retry_after)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from a2a.auth.scopes import allows
 from a2a.auth.tokens import (
     TokenEntry,
-    TokenFormatError,
     TokenTable,
     load_token_table,
     parse_entries,
@@ -23,6 +22,7 @@ from a2a.auth.tokens import (
 from a2a.cli import exit_codes
 from a2a.cli.main import app as cli_app
 from a2a.embeddings import Embedder
+from a2a.errors import TokenFormatError
 from a2a.http.identify import bearer_token
 from a2a.settings import Settings, load_settings
 from a2a.tenants.grants import DEFAULT_ONLY, EVERY, Grant

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from a2a.embeddings import EmbeddingModelError, load_embedder
+from a2a.embeddings import load_embedder
 from a2a.embeddings.child import ModelProcess
+from a2a.errors import EmbeddingModelError
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.stopping import StopRequest
 from a2a.records import DecisionRecord

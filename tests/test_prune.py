@@ -13,8 +13,9 @@ from a2a.decisions.params import RecordDecisionParams, UpdateDecisionParams
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
+from a2a.errors import PruneRefused
 from a2a.ingest.indexer import Indexer, IndexSummary
-from a2a.ingest.prune import Corpus, PruneRefused, corpus_of, prune, stale_ids
+from a2a.ingest.prune import Corpus, corpus_of, prune, stale_ids
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore

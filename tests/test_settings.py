@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from a2a.settings import SettingsError, load_settings
+from a2a.errors import SettingsError
+from a2a.settings import load_settings
 
 
 def test_environment_beats_the_config_file(

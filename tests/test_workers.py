@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from a2a.embeddings import Embedder
+from a2a.errors import Saturated
 from a2a.settings import load_settings
-from a2a.workers import Saturated, WorkerPool
+from a2a.workers import WorkerPool
 from tests.conftest import rpc_call
 from tests.http.live import live_server
 

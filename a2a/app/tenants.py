@@ -25,16 +25,15 @@ from pydantic import BaseModel
 
 from a2a.app.union_graphs import UnionGraphs
 from a2a.decisions.service import DecisionService
+from a2a.errors import Saturated, StoreUnavailable
 from a2a.index.sync import LiveIndex
 from a2a.methods import NoParams
 from a2a.query.service import QueryService
 from a2a.rpc.methods import CallContext, Method, method
 from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
-from a2a.store.errors import StoreUnavailable
 from a2a.tenants.grants import Grant
 from a2a.tenants.names import DEFAULT_TENANT, EVERY_TENANT
-from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 

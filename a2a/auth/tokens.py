@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from a2a.auth.scopes import READ_ONLY, SCOPES, Scopes
+from a2a.errors import TokenFormatError
 from a2a.tenants.grants import DEFAULT_ONLY, Grant
 
 if TYPE_CHECKING:
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 _AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
 # RFC 6750 section 2.1 b64token: what may follow `Bearer ` in an Authorization header.
 _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-class TokenFormatError(ValueError):
-    """A token entry is malformed; the message names the entry, never the token itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +159,7 @@ class TokenTable:
 def load_token_table(settings: Settings) -> TokenTable:
     """The tokens of CSTP_AUTH_TOKENS and CSTP_AUTH_TOKENS_FILE together (empty: auth off).
 
-    Raises TokenFormatError (a ValueError naming the setting) for malformed entries or one
+    Raises TokenFormatError (a SettingsError naming the setting) for malformed entries or one
     token given to two agents.
     """
     try:

@@ -25,8 +25,9 @@ from a2a.cli.options import (  # the shared options, by the names this module ha
 from a2a.cli.query import default_url
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
+from a2a.errors import SettingsError
 from a2a.query.results import DecisionMetadata
-from a2a.settings import SettingsError, load_settings
+from a2a.settings import load_settings
 
 #: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 #: error, 2 the decision file (or a setting) could not be read, 5 the service could not be

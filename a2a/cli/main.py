@@ -22,23 +22,25 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a.app.process import configure_process
-from a2a.auth.tokens import TokenFormatError, load_token_table
+from a2a.auth.tokens import load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
 from a2a.cli.options import tenant_name
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
 from a2a.cli.tenants import tenants
-from a2a.embeddings import EmbeddingModelError
-from a2a.ingest.stopping import StopRequest, stop_on_signals
-from a2a.observability.logs import configure_logging
-from a2a.settings import Settings, SettingsError, load_settings
-from a2a.store.errors import (
+from a2a.errors import (
+    EmbeddingModelError,
     EmbeddingModelMismatch,
+    SettingsError,
+    StartupError,
     StoreFolderUnwritable,
     StoreLocked,
     StoreUnavailable,
 )
+from a2a.ingest.stopping import StopRequest, stop_on_signals
+from a2a.observability.logs import configure_logging
+from a2a.settings import Settings, load_settings
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
@@ -93,7 +95,7 @@ def _settings(**overrides: Any) -> Settings:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
         load_token_table(settings)  # CSTP_AUTH_TOKENS(_FILE) checked before anything opens
         return settings
-    except (SettingsError, TokenFormatError) as exc:
+    except SettingsError as exc:  # TokenFormatError among them
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_SETTINGS) from None
 
@@ -376,7 +378,6 @@ def _app(settings: Settings, runtime: Runtime) -> Any:
     """The app on `runtime`, its state built now: a setting that names methods or docs
     (CSTP_RATE_LIMITS, CSTP_DOCS_CATALOG) exits 2 naming it, not with a traceback."""
     from a2a.http.app import create_app
-    from a2a.http.state import StartupError
 
     try:
         return create_app(settings, runtime)

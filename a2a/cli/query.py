@@ -16,8 +16,9 @@ from a2a.client import precedents
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.client.table import decisions_table
+from a2a.errors import SettingsError
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
-from a2a.settings import Settings, SettingsError, load_settings
+from a2a.settings import Settings, load_settings
 
 #: Bound to every interface: a client on this machine reaches it on loopback.
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}

@@ -25,9 +25,8 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from a2a.errors import LockedElsewhere, StoreUnavailable
 from a2a.limits.outage import Outage
-from a2a.store.errors import StoreUnavailable
-from a2a.workers import Saturated
 
 if TYPE_CHECKING:
     import redis
@@ -50,12 +49,6 @@ INDEX_FALLBACK = "index runs unserialised with the replicas"
 #: tries are kept close (reported: updates lost for 2 s after Redis came back; the rate
 #: limits' 30 s would allow 30).
 RETRY_CAP_SECONDS = 4.0
-
-
-class LockedElsewhere(Saturated):
-    """Another writer (a replica, or `cstp index`) held a decision's lock past the wait
-    bound: -32005, retry after `retry_after` seconds. Those waiting for the same id in this
-    process get it too, at once (a2a.decisions.locks.KeyedLocks' shared failures)."""
 
 
 @dataclass(frozen=True)

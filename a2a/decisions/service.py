@@ -33,16 +33,16 @@ from a2a.decisions.params import (
     ReviewDecisionParams,
     UpdateDecisionParams,
 )
-from a2a.decisions.replica_locks import LockedElsewhere, ReplicaLocks
+from a2a.decisions.replica_locks import ReplicaLocks
 from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written, in_thread
 from a2a.embeddings import Embedder
+from a2a.errors import LockedElsewhere, StoreUnavailable
 from a2a.query.dates import parse_bound
 from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
 from a2a.store.async_store import AsyncStore
-from a2a.store.errors import StoreUnavailable
 from a2a.store.metadata import as_stored, record_of
 from a2a.store.pages import StoredRecord
 

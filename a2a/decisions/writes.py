@@ -12,11 +12,10 @@ import anyio.to_thread
 
 from a2a.decisions.claims import CreationClaims
 from a2a.embeddings import Embedder
-from a2a.errors import FieldError, InvalidParams
+from a2a.errors import FieldError, InvalidParams, StoreUnavailable
 from a2a.records import DecisionRecord
 from a2a.store.async_store import AsyncStore
 from a2a.store.deadlines import call_deadline
-from a2a.store.errors import StoreUnavailable
 from a2a.store.stored import StoredDecision
 
 T = TypeVar("T")

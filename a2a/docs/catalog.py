@@ -10,16 +10,14 @@ from typing import Final, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from a2a.errors import CatalogError
+
 DocRole = Literal["reasoning", "decision", "ontology", "pattern"]
 #: Documentation roles, for search weighting and display (seed 003, output schema).
 DOC_ROLES: Final[tuple[str, ...]] = get_args(DocRole)
 
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE: Final = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-
-
-class CatalogError(ValueError):
-    """The catalog file or a document it lists cannot be used; the message names which."""
 
 
 class CatalogEntry(BaseModel):

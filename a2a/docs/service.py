@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from a2a.docs.catalog import Catalog, CatalogError, Section, empty_catalog, load_catalog
+from a2a.docs.catalog import Catalog, Section, empty_catalog, load_catalog
 from a2a.docs.models import DocCovered, DocSection, SearchDocsParams, SearchDocsResult
 from a2a.docs.ranking import SectionIndex
+from a2a.errors import CatalogError
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def docs_service(catalog_path: Path | None) -> DocsSearchService:
 
     A missing catalog file is logged as a warning and gives an empty catalog (searchDocs
     then finds nothing), so the service still starts from another working directory. Raises
-    CatalogError (a ValueError naming CSTP_DOCS_CATALOG) for a catalog that exists but is
+    CatalogError (a SettingsError naming CSTP_DOCS_CATALOG) for a catalog that exists but is
     malformed or lists a document that cannot be read: that is an operator's mistake.
     """
     catalog_path = catalog_path or BUILT_IN_CATALOG

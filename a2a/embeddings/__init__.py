@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from a2a.embeddings.base import Embedder, EmbeddingModelError, is_batchable, is_static
+from a2a.embeddings.base import Embedder, is_batchable, is_static
+from a2a.errors import EmbeddingModelError
 from a2a.settings import DEFAULT_MODEL, EMBEDDING_MODELS
 
 
@@ -52,7 +53,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
     "Embedder",
-    "EmbeddingModelError",
     "is_batchable",
     "is_static",
     "load_embedder",

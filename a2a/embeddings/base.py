@@ -45,7 +45,3 @@ def available_cores() -> int:
     if hasattr(os, "sched_getaffinity"):  # Linux
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
-
-
-class EmbeddingModelError(RuntimeError):
-    """The configured embedding model cannot be loaded (not installed, no network, bad file)."""

@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.embeddings.background import BackgroundModel
-from a2a.embeddings.base import Embedder, EmbeddingModelError
+from a2a.embeddings.base import Embedder
+from a2a.errors import EmbeddingModelError
 
 #: The model of this process when it is a child (loaded by its first `_embed` call).
 _model: Embedder | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from a2a.embeddings.base import EmbeddingModelError
+from a2a.errors import EmbeddingModelError
 
 
 class ChromaOnnxEmbedder:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from a2a.embeddings.base import EmbeddingModelError, available_cores
+from a2a.embeddings.base import available_cores
+from a2a.errors import EmbeddingModelError
 
 if TYPE_CHECKING:
     from tokenizers import Encoding

@@ -7,15 +7,8 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from a2a.errors import BodyTimeout, BodyTooLarge
 from a2a.rpc import protocol
-
-
-class BodyTooLarge(Exception):
-    """The body is over the cap (HTTP 413, CONTRACT.md section Transport)."""
-
-
-class BodyTimeout(Exception):
-    """The body has not fully arrived within the body timeout (HTTP 408)."""
 
 
 async def read_capped_body(request: Request, max_bytes: int, timeout_seconds: float) -> bytes:

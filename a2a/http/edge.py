@@ -13,7 +13,8 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from a2a.auth.caller import caller_of
-from a2a.http.body import BodyTimeout, BodyTooLarge, read_capped_body, timed_out, too_large
+from a2a.errors import BodyTimeout, BodyTooLarge
+from a2a.http.body import read_capped_body, timed_out, too_large
 from a2a.observability.calls import CallLog
 from a2a.observability.middleware import elapsed, request_id_of
 from a2a.rpc import protocol

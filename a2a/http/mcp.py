@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
+from a2a.errors import InvalidRequest, ParseError
 from a2a.http.edge import call_context, read_body, record
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.calls import CallLog
@@ -166,7 +167,7 @@ class McpEndpoint:
         try:
             message = await state.dispatcher.parse(body)
             refusal = envelope_error(message)
-        except protocol.ParseError as exc:
+        except ParseError as exc:
             refusal = protocol.failure(
                 None, protocol.PARSE_ERROR, "Parse error", {"reason": str(exc)}
             )
@@ -210,7 +211,7 @@ def envelope_error(message: Any) -> dict[str, Any] | None:
         )
     try:
         protocol.read_request(message)
-    except protocol.InvalidRequest as exc:
+    except InvalidRequest as exc:
         return protocol.failure(
             exc.id, protocol.INVALID_REQUEST, "Invalid Request", {"reason": str(exc)}
         )

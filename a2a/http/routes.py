@@ -7,14 +7,13 @@ import logging
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from a2a.errors import EmbeddingModelMismatch, Saturated, StoreUnavailable
 from a2a.http.agent_card import CARD_SHAPES, card_bytes
 from a2a.http.edge import call_context, read_body, record
 from a2a.http.state import AppState, state_of
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from a2a.rpc import protocol
-from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
-from a2a.workers import Saturated
 
 log = logging.getLogger(__name__)
 

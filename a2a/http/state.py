@@ -16,10 +16,10 @@ from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.decisions.replica_locks import SharedRedis, replica_redis
 from a2a.decisions.wiring import decision_service
-from a2a.docs.catalog import CatalogError
 from a2a.docs.method import search_docs_method
 from a2a.docs.service import docs_service
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
+from a2a.errors import CatalogError, StartupError
 from a2a.http.mcp import mcp_server, session_manager
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
@@ -38,10 +38,6 @@ from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 from a2a.workers import WorkerPool
-
-
-class StartupError(Exception):
-    """A setting the service cannot start with; the message names it (`CSTP_RATE_LIMITS: ...`)."""
 
 
 @dataclass

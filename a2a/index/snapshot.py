@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from a2a.errors import SnapshotRefused
 from a2a.index.search_index import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -45,10 +46,6 @@ CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 #: Temporary folders of writes older than this are taken as abandoned (a killed writer).
 ABANDONED_SECONDS = 3600.0
-
-
-class SnapshotRefused(Exception):
-    """A snapshot that must not be loaded; the message says why (logged by the caller)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,4 +190,4 @@ def _remove_old(root: Path, keep: str) -> None:
             log.warning("could not remove the old snapshot %s: %s", entry, exc)
 
 
-__all__ = ["SnapshotRefused", "SnapshotStamp", "load_index", "write_snapshot"]
+__all__ = ["SnapshotStamp", "load_index", "write_snapshot"]

@@ -14,23 +14,17 @@ import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
+from a2a.errors import SnapshotRefused, StoreUnavailable
 from a2a.index.search_index import (
     GRAPH_MIN_FRACTION,
     GRAPH_MIN_ROWS,
     IndexedRecord,
     SearchIndex,
 )
-from a2a.index.snapshot import (
-    SnapshotRefused,
-    SnapshotStamp,
-    load_index,
-    snapshot_count,
-    write_snapshot,
-)
+from a2a.index.snapshot import SnapshotStamp, load_index, snapshot_count, write_snapshot
 from a2a.index.staleness import mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
 from a2a.store.chroma import READERS
-from a2a.store.errors import StoreUnavailable
 from a2a.store.interface import DecisionStore
 from a2a.store.pages import StoredPage
 

@@ -2,7 +2,6 @@
 (`cstp index`: files -> records -> embeddings -> store), prune and stopping live beside them."""
 
 from a2a.ingest.dates import parse_loose_date, parse_record_date
-from a2a.ingest.errors import ParseError
 from a2a.ingest.loader import SUPPORTED_SUFFIXES, LoadedFile, discover, load_file
 from a2a.ingest.markdown_adr import parse_adr
 from a2a.ingest.status import STATUS_WORDS, map_status
@@ -12,7 +11,6 @@ __all__ = [
     "STATUS_WORDS",
     "SUPPORTED_SUFFIXES",
     "LoadedFile",
-    "ParseError",
     "discover",
     "load_file",
     "map_status",

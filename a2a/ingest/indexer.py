@@ -17,7 +17,8 @@ from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import MODELS, Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
 from a2a.embeddings.child import ModelProcess
-from a2a.ingest import LoadedFile, ParseError, discover, load_file
+from a2a.errors import FileParseError
+from a2a.ingest import LoadedFile, discover, load_file
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
 
@@ -53,7 +54,7 @@ class IndexSummary:
     skipped: int = 0
     #: True when a stop request (SIGINT/SIGTERM) ended the run between two batches.
     interrupted: bool = False
-    failures: list[ParseError] = field(default_factory=list)
+    failures: list[FileParseError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -102,12 +103,12 @@ class Indexer:
         for path in paths:
             try:
                 files.extend(discover([path]))
-            except ParseError as exc:
+            except FileParseError as exc:
                 summary.failures.append(exc)
         for path, root in files:
             try:
                 loaded: LoadedFile = load_file(path, root)
-            except ParseError as exc:
+            except FileParseError as exc:
                 summary.failures.append(exc)
                 continue
             summary.warnings.extend(f"{loaded.source}: {w}" for w in loaded.warnings)
@@ -217,7 +218,7 @@ class Indexer:
         refused_ids = {record.id for record, _ in refused}
         written = [r for r in job.changed if r.id not in refused_ids]
         summary.failures.extend(
-            ParseError(
+            FileParseError(
                 record.source or record.id,
                 f"id {record.id!r} names a decision {agent!r} recorded over the protocol; "
                 "not replaced (give this record another id)",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from a2a.ingest.errors import ParseError
+from a2a.errors import FileParseError
 from a2a.ingest.markdown_adr import parse_adr
 from a2a.ingest.precedents import load_precedent_index, owned_traces, precedent_table
 from a2a.ingest.structured import parse_structured
@@ -71,20 +71,20 @@ def discover(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
     (name starting with ".") inside it are skipped, and so are the trace files an INDEX.md
     precedents table in it lists (INDEX.md reads them; seed 001). A file given directly has
     its parent as root. Supported: .md .markdown .yaml .yml .json (any case). Raises
-    ParseError(path, "no such file or directory") for a missing path and ParseError(path,
+    FileParseError(path, "no such file or directory") for a missing path and FileParseError(path,
     "unsupported file type ...") for a file given directly with another suffix.
     """
     pairs: set[tuple[Path, Path]] = set()
     for path in paths:
         if not path.exists():
-            raise ParseError(str(path), "no such file or directory")
+            raise FileParseError(str(path), "no such file or directory")
         if path.is_dir():
             pairs.update(_files_under(path))
         elif _is_supported(path):
             pairs.add((path, path.parent))
         else:
             expected = " ".join(sorted(SUPPORTED_SUFFIXES))
-            raise ParseError(str(path), f"unsupported file type (expected one of {expected})")
+            raise FileParseError(str(path), f"unsupported file type (expected one of {expected})")
     return sorted(pairs)
 
 
@@ -116,9 +116,9 @@ def _read_text(path: Path, source: str) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ParseError(source, f"not UTF-8 text (byte {error.start})") from None
+        raise FileParseError(source, f"not UTF-8 text (byte {error.start})") from None
     except OSError as error:
-        raise ParseError(source, error.strerror or type(error).__name__) from None
+        raise FileParseError(source, error.strerror or type(error).__name__) from None
 
 
 def load_file(path: Path, root: Path) -> LoadedFile:
@@ -126,13 +126,13 @@ def load_file(path: Path, root: Path) -> LoadedFile:
 
     An INDEX.md holding a precedents table gives one record per row (`a2a.ingest.precedents`).
     Other Markdown is read as one ADR (README/index/template files give no records and a warning
-    "skipped: ..."); YAML and JSON as one record or a list. Raises ParseError(source, reason)
+    "skipped: ..."); YAML and JSON as one record or a list. Raises FileParseError(source, reason)
     when the file cannot be read or parsed.
     """
     source = source_for(path, root)
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise ParseError(source, "unsupported file type")
+        raise FileParseError(source, "unsupported file type")
     table = precedent_table(path)
     if table is not None:
         records, warnings = load_precedent_index(path, table, lambda p: source_for(p, root))
@@ -142,17 +142,17 @@ def load_file(path: Path, root: Path) -> LoadedFile:
         return LoadedFile(path, source, [], [reason])
     text = _read_text(path, source)
     if not text.strip():
-        raise ParseError(source, "empty file")
+        raise FileParseError(source, "empty file")
     try:
         if suffix in MARKDOWN_SUFFIXES:
             record, warnings = parse_adr(text, source)
             return LoadedFile(path, source, [record], warnings)
         records, warnings = parse_structured(text, source, is_json=suffix in JSON_SUFFIXES)
-    except ParseError:
+    except FileParseError:
         raise
     except (ValueError, OverflowError, RecursionError, TypeError) as error:
         # Parsers raise these on input they cannot represent: YAML's `2026-02-30`, a JSON
         # integer of 5,000 digits, nesting past the recursion limit. One bad file is
         # reported; it never stops the others.
-        raise ParseError(source, f"cannot parse: {type(error).__name__}: {error}") from None
+        raise FileParseError(source, f"cannot parse: {type(error).__name__}: {error}") from None
     return LoadedFile(path, source, records, warnings)

@@ -12,7 +12,8 @@ import numpy as np
 from a2a.decisions.lifecycle import MAX_ATTEMPTS
 from a2a.decisions.links import detached, neighbours
 from a2a.decisions.replica_locks import WriterLocks
-from a2a.ingest import ParseError, discover
+from a2a.errors import FileParseError, PruneRefused
+from a2a.ingest import discover
 from a2a.ingest.loader import source_for
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
@@ -44,11 +45,6 @@ class PruneSummary:
     kept_recorded: int
 
 
-class PruneRefused(Exception):
-    """Nothing pruned, and why: a path given to prune could not be read (pruning would
-    remove everything under it), or the links to lock kept changing."""
-
-
 def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
     """Ids of stored records that came from a file (`source` set, `recorded_by` not) whose
     file is gone, or whose file no longer yields that id. Pure: tested by tables.
@@ -66,7 +62,7 @@ def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
 
 
 def corpus_of(
-    paths: Sequence[Path], records: Iterable[DecisionRecord], failures: Iterable[ParseError]
+    paths: Sequence[Path], records: Iterable[DecisionRecord], failures: Iterable[FileParseError]
 ) -> Corpus:
     """The corpus of `paths` from what `Indexer.load(paths, ...)` gave: its records and
     its failures (taken before a write adds refused records). `cstp index --prune` passes
@@ -74,7 +70,7 @@ def corpus_of(
     """
     try:
         files = {source_for(path, root) for path, root in discover(paths)}
-    except ParseError as exc:
+    except FileParseError as exc:
         return Corpus(frozenset(), {}, refused=f"not pruning: {exc}")
     by_source: dict[str, set[str]] = {}
     for record in records:

@@ -9,8 +9,8 @@ from typing import Any, Final
 import yaml
 from pydantic import ValidationError
 
+from a2a.errors import FileParseError
 from a2a.ingest.dates import parse_record_date
-from a2a.ingest.errors import ParseError
 from a2a.ingest.status import map_status
 from a2a.records import STATUSES, DecisionRecord, derive_id
 
@@ -29,7 +29,7 @@ def _load_json(text: str, source: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ParseError(
+        raise FileParseError(
             source, f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
         ) from None
 
@@ -40,13 +40,13 @@ def _load_yaml(text: str, source: str) -> object:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ParseError(source, f"invalid YAML{where}: {error.problem or error}") from None
+        raise FileParseError(source, f"invalid YAML{where}: {error.problem or error}") from None
     except yaml.YAMLError as error:
-        raise ParseError(source, f"invalid YAML: {error}") from None
+        raise FileParseError(source, f"invalid YAML: {error}") from None
 
 
 def load_document(text: str, source: str, *, is_json: bool) -> object:
-    """The parsed JSON or YAML value of `text`. Raises ParseError naming line and column."""
+    """The parsed JSON or YAML value of `text`. Raises FileParseError naming line and column."""
     return _load_json(text, source) if is_json else _load_yaml(text, source)
 
 
@@ -158,7 +158,7 @@ def _parse_list(items: list[object], source: str) -> tuple[list[DecisionRecord],
         warnings.extend(f"item {index}: {warning}" for warning in item_warnings)
     if not records:
         detail = "; ".join(warnings) if warnings else "the list is empty"
-        raise ParseError(source, f"no valid records: {detail}")
+        raise FileParseError(source, f"no valid records: {detail}")
     return records, warnings
 
 
@@ -169,7 +169,7 @@ def parse_structured(
 
     The document is one record mapping or a list of them. `source` (the relative path) is set
     on every record and seeds ids that are missing. A bad item in a list is skipped with a
-    warning "item N: field: problem; skipped". Raises ParseError when the text does not parse,
+    warning "item N: field: problem; skipped". Raises FileParseError when the text does not parse,
     when a single record is invalid, or when no item of a list is valid.
     """
     document = load_document(text, source, is_json=is_json)
@@ -179,7 +179,7 @@ def parse_structured(
         try:
             record, warnings = parse_record(document, source, None)
         except ValueError as error:
-            raise ParseError(source, str(error)) from None
+            raise FileParseError(source, str(error)) from None
         return [record], warnings
     kind = "empty document" if document is None else f"a {type(document).__name__}"
-    raise ParseError(source, f"expected a record mapping or a list of them, got {kind}")
+    raise FileParseError(source, f"expected a record mapping or a list of them, got {kind}")

@@ -8,10 +8,9 @@ import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from a2a.errors import EmbeddingModelMismatch, Saturated, StoreUnavailable
 from a2a.rpc import protocol
 from a2a.rpc.pipeline import Outcome
-from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
-from a2a.workers import Saturated
 
 #: Prometheus' text exposition format, the Content-Type of GET /metrics.
 CONTENT_TYPE = CONTENT_TYPE_LATEST

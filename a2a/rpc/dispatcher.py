@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.errors import InvalidRequest, ParseError
 from a2a.rpc import protocol
 from a2a.rpc.errors import ErrorObject
 from a2a.rpc.methods import CallContext
@@ -45,7 +46,7 @@ class Dispatcher:
         """The reply to one HTTP body: a request object or a batch."""
         try:
             payload = await self.parse(body)
-        except protocol.ParseError as exc:
+        except ParseError as exc:
             return _whole_body_error(protocol.PARSE_ERROR, "Parse error", str(exc))
         if not isinstance(payload, list):
             outcome, response = await self._one(payload, ctx)
@@ -68,7 +69,7 @@ class Dispatcher:
 
     async def parse(self, body: bytes) -> Any:
         """`protocol.parse_json` of `body`, large bodies in the parser thread; the door of
-        /mcp reads its bodies here too. Raises protocol.ParseError."""
+        /mcp reads its bodies here too. Raises ParseError."""
         if len(body) < THREAD_PARSE_BYTES:
             return protocol.parse_json(body, self._max_depth)
         loop = asyncio.get_running_loop()
@@ -77,7 +78,7 @@ class Dispatcher:
     async def _one(self, obj: Any, ctx: CallContext) -> tuple[Outcome, dict[str, Any] | None]:
         try:
             request = protocol.read_request(obj)
-        except protocol.InvalidRequest as exc:
+        except InvalidRequest as exc:
             # An invalid object is always answered, `id` or not.
             error = ErrorObject(protocol.INVALID_REQUEST, "Invalid Request", {"reason": str(exc)})
             return Outcome(None, error=error), response_for(exc.id, Outcome(None, error=error))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from a2a.auth.scopes import allows
-from a2a.errors import MissingScope, RateLimited
-from a2a.rpc.errors import ErrorObject, MethodNotFound, to_error_object
+from a2a.errors import MethodNotFound, MissingScope, RateLimited
+from a2a.rpc.errors import ErrorObject, to_error_object
 from a2a.rpc.methods import CallContext, Method
 from a2a.rpc.quota import Quota
 from a2a.store.deadlines import call_deadline

@@ -9,19 +9,23 @@ from typing import Any, Final
 
 import orjson
 
+from a2a import errors
+from a2a.errors import InvalidRequest, ParseError
+
 VERSION: Final = "2.0"
 
-# Standard codes (JSON-RPC 2.0 section 5.1) and CSTP's own (F002 section Errors).
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
+# Standard codes (JSON-RPC 2.0 section 5.1) and CSTP's own (F002 section Errors), each
+# written once, on its exception class (a2a.errors).
+PARSE_ERROR: Final = errors.ParseError.code
+INVALID_REQUEST: Final = errors.InvalidRequest.code
+METHOD_NOT_FOUND: Final = errors.MethodNotFound.code
+INVALID_PARAMS: Final = errors.InvalidParams.code
 INTERNAL_ERROR: Final = -32603
-UNAUTHORIZED: Final = -32001
-RATE_LIMITED: Final = -32002
-STORE_UNAVAILABLE: Final = -32003
-FORBIDDEN: Final = -32004
-SATURATED: Final = -32005
+UNAUTHORIZED: Final = errors.Unauthorized.code
+RATE_LIMITED: Final = errors.RateLimited.code
+STORE_UNAVAILABLE: Final = errors.StoreUnavailable.code
+FORBIDDEN: Final = errors.Forbidden.code
+SATURATED: Final = errors.Saturated.code
 
 Id = str | int | float | None
 _ABSENT: Final = object()
@@ -35,18 +39,6 @@ class Request:
     params: dict[str, Any] | list[Any] | None
     id: Id
     is_notification: bool
-
-
-class ParseError(Exception):
-    """The body is not JSON the service will read (-32700)."""
-
-
-class InvalidRequest(Exception):
-    """The JSON is not a valid request object (-32600); `id` is echoed when it was valid."""
-
-    def __init__(self, reason: str, id: Id = None) -> None:
-        super().__init__(reason)
-        self.id = id
 
 
 def parse_json(body: bytes, max_depth: int) -> Any:

@@ -1,5 +1,5 @@
 """Where decisions live: a Chroma collection behind a small interface.
 
-Import from the modules (`a2a.store.chroma`, `a2a.store.errors`, ...): this package itself
-imports nothing, so a light module here (errors, metadata) does not load chromadb.
+Import from the modules (`a2a.store.chroma`, `a2a.store.metadata`, ...): this package itself
+imports nothing, so a light module here (metadata) does not load chromadb.
 """

@@ -9,11 +9,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from a2a.errors import Saturated, StoreUnavailable
 from a2a.store.deadlines import seconds_left
-from a2a.store.errors import StoreUnavailable
 from a2a.store.interface import DecisionStore
 from a2a.store.pages import StoredRecord
-from a2a.workers import Saturated, WorkerPool
+from a2a.workers import WorkerPool
 
 T = TypeVar("T")
 #: Worker threads Chroma calls never hold all of (see AsyncStore._chroma_slots).

@@ -23,11 +23,11 @@ import numpy.typing as npt
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError, NotFoundError
 
+from a2a.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.affinity import pin_chroma_threads
 from a2a.store.disk import require_room
-from a2a.store.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.store.metadata import (
     OPTIONAL_KEYS,
     UPDATED_AT_KEY,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from a2a.store.errors import DiskFull
+from a2a.errors import DiskFull
 
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
-from a2a.store.errors import StoreFolderUnwritable, StoreLocked
+from a2a.errors import StoreFolderUnwritable, StoreLocked
 
 
 class EmbeddedStoreLock:

@@ -13,13 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from a2a.decisions.locks import KeyedLocks
-from a2a.decisions.replica_locks import (
-    LockedElsewhere,
-    ReplicaLocks,
-    SharedRedis,
-    redis_url,
-    replica_redis,
-)
+from a2a.decisions.replica_locks import ReplicaLocks, SharedRedis, redis_url, replica_redis
+from a2a.errors import LockedElsewhere
 from a2a.limits.outage import Outage
 from tests.redis_server import running_redis, start_redis
 from tests.servers import free_port, stop

@@ -9,11 +9,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from a2a.docs.catalog import CatalogError, load_catalog, split_sections
+from a2a.docs.catalog import load_catalog, split_sections
 from a2a.docs.models import SearchDocsParams
 from a2a.docs.ranking import tokenize
 from a2a.docs.service import DocsSearchService, docs_service
 from a2a.embeddings import Embedder
+from a2a.errors import CatalogError
 from a2a.settings import Settings
 from tests.conftest import REPO, app_client, rpc_call
 

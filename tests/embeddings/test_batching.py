@@ -14,7 +14,7 @@ import pytest
 from a2a.embeddings import is_batchable, load_embedder
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.embeddings.minilm_onnx import CALL_PIECES, MAX_TOKENS, MiniLMOnnxEmbedder
-from a2a.workers import Saturated
+from a2a.errors import Saturated
 
 Group = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
 

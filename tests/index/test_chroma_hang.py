@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from a2a.errors import StoreUnavailable
 from a2a.index.sync import LiveIndex
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.errors import StoreUnavailable
 from tests.conftest import SAMPLE
 from tests.index.helpers import write
 from tests.servers import free_port, freeze, start_chroma, stop

@@ -13,14 +13,9 @@ import numpy as np
 import pytest
 from chromadb.api.client import SharedSystemClient
 
+from a2a.errors import SnapshotRefused
 from a2a.index import SearchIndex
-from a2a.index.snapshot import (
-    CURRENT,
-    SnapshotRefused,
-    SnapshotStamp,
-    load_index,
-    write_snapshot,
-)
+from a2a.index.snapshot import CURRENT, SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
+from a2a.errors import StoreUnavailable
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.errors import StoreUnavailable
 from a2a.store.metadata import to_metadata
 from a2a.store.pages import StoredPage
 from tests.conftest import SAMPLE

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a.ingest import LoadedFile, ParseError, discover, load_file
+from a2a.errors import FileParseError
+from a2a.ingest import LoadedFile, discover, load_file
 from a2a.records import derive_id
 
 ADR = "# 1. Use Go\n\nDate: 2020-01-02\n\n## Status\n\nAccepted\n\n## Decision\n\nGo.\n"
@@ -58,14 +59,14 @@ def test_discover_merges_several_paths_without_duplicates(tmp_path: Path) -> Non
 
 def test_discover_reports_a_missing_path(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         discover([missing])
     assert (caught.value.path, caught.value.reason) == (str(missing), "no such file or directory")
 
 
 def test_discover_rejects_an_unsupported_file_named_directly(tmp_path: Path) -> None:
     notes = _write(tmp_path / "notes.txt")
-    with pytest.raises(ParseError, match="unsupported file type"):
+    with pytest.raises(FileParseError, match="unsupported file type"):
         discover([notes])
 
 
@@ -130,7 +131,7 @@ def test_a_yaml_file_named_index_is_still_read(tmp_path: Path) -> None:
 
 def test_bad_yaml_raises_parse_error_with_the_relative_source(tmp_path: Path) -> None:
     bad = _write(tmp_path / "team" / "bad.yaml", "title: [oops\n")
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         load_file(bad, tmp_path)
     assert caught.value.path == "team/bad.yaml"
     assert caught.value.reason.startswith("invalid YAML at line")
@@ -139,7 +140,7 @@ def test_bad_yaml_raises_parse_error_with_the_relative_source(tmp_path: Path) ->
 def test_a_file_that_is_not_utf8_raises_parse_error(tmp_path: Path) -> None:
     binary = tmp_path / "x.md"
     binary.write_bytes(b"# T\n\xff\xfe\x00")
-    with pytest.raises(ParseError, match=r"^x\.md: not UTF-8 text"):
+    with pytest.raises(FileParseError, match=r"^x\.md: not UTF-8 text"):
         load_file(binary, tmp_path)
 
 
@@ -169,7 +170,7 @@ def test_unrepresentable_input_is_a_parse_error_naming_the_file(
     tmp_path: Path, name: str, content: str
 ) -> None:
     (tmp_path / name).write_text(content)
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         load_file(tmp_path / name, tmp_path)
     assert caught.value.path == name
 

@@ -8,7 +8,7 @@ from textwrap import dedent
 
 import pytest
 
-from a2a.ingest.errors import ParseError
+from a2a.errors import FileParseError
 from a2a.ingest.structured import DEFAULT_REASON_TYPE, parse_structured, reason_from_string
 from a2a.records import derive_id
 
@@ -176,7 +176,7 @@ def test_a_list_with_one_invalid_item_keeps_the_others() -> None:
     ],
 )
 def test_a_file_with_nothing_valid_fails_naming_item_and_field(item: str, fragment: str) -> None:
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         parse_structured(item, SOURCE, is_json=False)
     assert caught.value.path == SOURCE
     assert caught.value.reason.startswith("no valid records: ")
@@ -185,7 +185,7 @@ def test_a_file_with_nothing_valid_fails_naming_item_and_field(item: str, fragme
 
 
 def test_an_invalid_single_record_fails_naming_the_field() -> None:
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         parse_structured("title: A\nconfidence: high\n", SOURCE, is_json=False)
     assert caught.value.reason.startswith("confidence: Input should be a valid number")
     assert str(caught.value) == f"{SOURCE}: {caught.value.reason}"
@@ -212,7 +212,7 @@ def test_an_invalid_single_record_fails_naming_the_field() -> None:
     ],
 )
 def test_unparseable_files_raise_parse_error(text: str, is_json: bool, reason_start: str) -> None:
-    with pytest.raises(ParseError) as caught:
+    with pytest.raises(FileParseError) as caught:
         parse_structured(text, SOURCE, is_json=is_json)
     assert caught.value.reason.startswith(reason_start)
 

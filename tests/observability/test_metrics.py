@@ -5,10 +5,10 @@ from __future__ import annotations
 import anyio
 from prometheus_client.parser import text_string_to_metric_families
 
+from a2a.errors import StoreUnavailable
 from a2a.observability.metrics import Metrics
 from a2a.rpc.errors import ErrorObject
 from a2a.rpc.pipeline import Outcome
-from a2a.store.errors import StoreUnavailable
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

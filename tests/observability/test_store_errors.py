@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from a2a.errors import StoreUnavailable
 from a2a.store.async_store import AsyncStore
-from a2a.store.errors import StoreUnavailable
 
 
 class FailingStore:

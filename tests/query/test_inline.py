@@ -11,11 +11,12 @@ from typing import TypeVar
 import pytest
 
 from a2a.embeddings import Embedder, is_static
+from a2a.errors import Saturated
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import INLINE_BURST_SECONDS, InlinePolicy, QueryService
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.workers import Saturated, WorkerPool
+from a2a.workers import WorkerPool
 from tests.conftest import SAMPLE, index_records
 
 T = TypeVar("T")

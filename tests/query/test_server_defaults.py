@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from a2a.embeddings import Embedder
-from a2a.settings import SettingsError, load_settings
+from a2a.errors import SettingsError
+from a2a.settings import load_settings
 from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call
 

@@ -8,11 +8,10 @@ import logging
 import pytest
 from pydantic import BaseModel
 
-from a2a.errors import RateLimited
+from a2a.errors import RateLimited, StoreUnavailable
 from a2a.rpc.dispatcher import Dispatcher
 from a2a.rpc.methods import CallContext, Method
 from a2a.rpc.pipeline import Pipeline
-from a2a.store.errors import StoreUnavailable
 
 
 class Empty(BaseModel):

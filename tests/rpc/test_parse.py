@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from a2a.errors import ParseError
 from a2a.rpc import protocol
 
 
@@ -27,5 +28,5 @@ def test_body_within_the_depth_limit_is_parsed(body: bytes, depth: int) -> None:
     ids=["arrays", "objects-and-arrays"],
 )
 def test_body_deeper_than_the_limit_is_a_parse_error(body: bytes) -> None:
-    with pytest.raises(protocol.ParseError):
+    with pytest.raises(ParseError):
         protocol.parse_json(body, max_depth=4)

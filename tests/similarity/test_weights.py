@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from a2a.settings import DEFAULT_WEIGHTS, SettingsError, SimilarityWeights, load_settings
+from a2a.errors import SettingsError
+from a2a.settings import DEFAULT_WEIGHTS, SimilarityWeights, load_settings
 
 
 def test_default_weights_are_the_spikes() -> None:

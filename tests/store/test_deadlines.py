@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from a2a.errors import StoreUnavailable
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.deadlines import call_deadline
-from a2a.store.errors import StoreUnavailable
 from tests.servers import free_port, freeze, start_chroma, stop
 
 

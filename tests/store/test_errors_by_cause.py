@@ -9,9 +9,9 @@ import pytest
 from chromadb.errors import InternalError, InvalidArgumentError
 
 from a2a.embeddings import Embedder
+from a2a.errors import StoreUnavailable
 from a2a.settings import load_settings
 from a2a.store.chroma import ChromaDecisionStore, is_chroma_failure
-from a2a.store.errors import StoreUnavailable
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call
 from tests.fault_proxy import FaultProxy, running
 from tests.servers import free_port, start_chroma, stop

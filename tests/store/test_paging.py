@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from chromadb.config import Settings as ChromaSettings
 
+from a2a.errors import StoreUnavailable
 from a2a.records import DecisionRecord
 from a2a.store.chroma import HNSW_CONFIGURATION, MODEL_KEY, ChromaDecisionStore
-from a2a.store.errors import StoreUnavailable
 from a2a.store.pages import StoredPage
 from tests.index.helpers import write
 
