@@ -61,7 +61,7 @@ def test_a_run_with_the_model_in_a_child_stores_every_record_and_skips_unchanged
     np.testing.assert_allclose(page.embeddings[0], here[0], atol=1e-6)
 
 
-def test_a_stop_ends_the_run_after_the_batch_being_written(
+def test_a_stop_stores_what_the_child_has_embedded_and_ends_the_run(
     fast_store: ChromaDecisionStore,
 ) -> None:
     stop, summary = StopRequest(), IndexSummary()
@@ -72,7 +72,10 @@ def test_a_stop_ends_the_run_after_the_batch_being_written(
     indexer = Indexer(fast_store, load_embedder(FAST), BATCH, model_process_min=0)
     indexer.write(records(3 * BATCH), summary, progress, stop=stop.is_set)
     assert summary.interrupted
-    assert (summary.new, fast_store.count()) == (BATCH, BATCH)
+    assert summary.new == fast_store.count()
+    # The first batch, and the second when the child had embedded it by the time the first
+    # was written (it embeds the next batch meanwhile); the third is never read.
+    assert summary.new in (BATCH, 2 * BATCH)
 
 
 def test_a_model_that_cannot_load_in_the_child_raises_its_error_here() -> None:

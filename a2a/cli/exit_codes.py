@@ -19,6 +19,6 @@ ADDRESS: Final = 4
 #: `query` and the decision commands: the service could not be reached, or did not answer in
 #: JSON-RPC.
 UNREACHABLE: Final = 5
-#: Stopped by SIGINT / SIGTERM after finishing the batch being written (128 + signal number).
+#: Stopped by SIGINT / SIGTERM, having stored what was embedded (128 + signal number).
 INTERRUPTED_SIGINT: Final = 130
 INTERRUPTED_SIGTERM: Final = 143

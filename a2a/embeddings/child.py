@@ -28,10 +28,10 @@ class ModelProcess(BackgroundModel):
     Embedded Chroma holds the GIL for the whole of a write, so a model in a thread of the
     same process waits for it; in a child it embeds the next batch meanwhile. The child
     loads the model on its first call and ignores SIGINT and SIGTERM: stopping is the
-    parent's decision (between batches), and a Ctrl-C sent to the whole process group must
-    not kill the model in the middle of a batch. It exits by itself when the parent dies
-    (kill -9 of `cstp index`: nothing else would end it). Use as a context manager;
-    leaving it waits for the call in flight, then the child exits.
+    parent's decision (it stores what is embedded, then `abandon`s the child), and a Ctrl-C
+    sent to the whole process group must not kill the model before that. It exits by
+    itself when the parent dies (kill -9 of `cstp index`: nothing else would end it). Use
+    as a context manager; leaving it waits for the call in flight, then the child exits.
     """
 
     def __init__(self, name: str) -> None:
