@@ -9,7 +9,6 @@ stopped by SIGINT/SIGTERM.
 from __future__ import annotations
 
 import errno
-import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,12 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from a2a.app.process import configure_process
 from a2a.auth.tokens import load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
+from a2a.cli.indexing import exit_on_second, run_index, say_stopping
 from a2a.cli.options import tenant_name
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
@@ -38,7 +37,7 @@ from a2a.errors import (
     StoreLocked,
     StoreUnavailable,
 )
-from a2a.ingest.stopping import StopRequest, stop_on_signals
+from a2a.ingest.stopping import exit_now, stop_on_signals
 from a2a.observability.logs import configure_logging
 from a2a.settings import Settings, load_settings
 from a2a.tenants.names import collection_of
@@ -131,91 +130,10 @@ def _writer_locks(runtime: Runtime) -> Iterator[WriterLocks | None]:
             locks.close()
 
 
-def _run_index(
-    runtime: Runtime,
-    paths: list[Path],
-    stop: StopRequest | None = None,
-    progress_bar: bool | None = None,
-    locks: WriterLocks | None = None,
-    prune: bool = False,
-) -> IndexSummary:
-    """Index `paths`, printing a progress bar (on a terminal unless `progress_bar` says
-    otherwise), warnings, failures and a one-line summary on stderr. `locks`: the
-    replicas' locks in a shared Redis (`_writer_locks`). `prune`: then remove the records
-    whose file, or record in a file, is gone, unless the run was interrupted
-    (a2a.ingest.prune; the files are parsed once for both)."""
-    from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
-    from a2a.ingest.prune import corpus_of, prune_and_report
-
-    indexer = Indexer(
-        runtime.store,
-        runtime.embedder,
-        runtime.settings.index_batch_size,
-        model_process_min=MODEL_PROCESS_MIN_RECORDS,
-        locks=locks,
-    )
-    summary = IndexSummary()
-    records = Indexer.load(paths, summary)
-    # Taken before the write, which adds the records it refuses to the failures.
-    corpus = corpus_of(paths, records, summary.failures) if prune else None
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not (err.is_terminal if progress_bar is None else progress_bar),
-        # Erased when done on a terminal; elsewhere (--progress into a file) its last state stays.
-        transient=err.is_terminal,
-    ) as progress:
-        task = progress.add_task("indexing", total=len(records))
-        try:
-            indexer.write(
-                records,
-                summary,
-                lambda n: progress.advance(task, n),
-                stop=None if stop is None else stop.is_set,
-            )
-        except (StoreUnavailable, EmbeddingModelError):
-            # The batches written so far stay written: say how far the run got. The counts
-            # are of confirmed writes; a batch whose write the store did not answer may be
-            # stored too (the re-run then finds it unchanged).
-            _print_index_summary(runtime, summary)
-            err.print(
-                f"stopped {_how_far(summary, len(records))} (a batch the store did not"
-                " confirm may be stored as well)"
-            )
-            raise
-    _print_index_summary(runtime, summary)
-    if summary.interrupted:
-        if stop is not None and stop.signal is not None:
-            how_far = _how_far(summary, len(records))
-            err.print(f"[yellow]interrupted[/yellow] by {stop.signal.name} {how_far}")
-    elif corpus is not None:
-        err.print(prune_and_report(runtime.store, corpus, locks))
-    return summary
-
-
-def _how_far(summary: IndexSummary, total: int) -> str:
-    """How far a run that stopped early got, and how to go on."""
-    done = summary.new + summary.updated + summary.unchanged
-    return f"after {done} of {total} records; run the same command again to index the rest"
-
-
-def _print_index_summary(runtime: Runtime, summary: IndexSummary) -> None:
-    """The warnings, the failures and the one-line summary of an index run, on stderr."""
-    for warning in summary.warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}")
-    for failure in summary.failures:
-        err.print(f"[red]failed:[/red] {failure}")
-    err.print(
-        f"indexed into {runtime.store.location}: {summary.new} new, {summary.updated} updated, "
-        f"{summary.unchanged} unchanged, {summary.failed} failed ({summary.skipped} files skipped)"
-    )
-
-
-def _say_stopping(sig: signal.Signals) -> None:
-    err.print(f"{sig.name}: stopping once the batch being written is stored")
+def _index_with(runtime: Runtime, paths: list[Path], **options: Any) -> IndexSummary:
+    """`run_index` (a2a.cli.indexing) of `paths` into the runtime's store, with its model."""
+    settings = runtime.settings
+    return run_index(runtime.store, runtime.embedder, settings.index_batch_size, paths, **options)
 
 
 @app.command(cls=PlainHelpCommand, short_help="Index decision records and ADRs into the store.")
@@ -259,19 +177,24 @@ def index(
     if tenant is not None:
         settings = _settings(collection=collection_of(settings.collection, tenant))
         err.print(f"tenant {tenant}: collection {settings.collection}")
+    configure_logging(settings.log_level, settings.log_format)
     configure_process()
     runtime = _open(settings, role="cstp index")
-    # SIGINT/SIGTERM never cut a write: the batch being stored finishes, then the run stops,
-    # prints what it did and exits 130/143.
-    with stop_on_signals(_say_stopping) as stop, _writer_locks(runtime) as locks:
+    # The first SIGINT/SIGTERM stores what is embedded, never cuts a write, and ends the run
+    # (exit 130/143) without waiting for the model; a second one exits at once.
+    with stop_on_signals(say_stopping, exit_on_second) as stop, _writer_locks(runtime) as locks:
         try:
-            summary = _run_index(runtime, paths, stop, progress, locks, prune)
+            summary = _index_with(
+                runtime, paths, stop=stop, progress_bar=progress, locks=locks, prune=prune
+            )
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
             runtime.close()
-    raise typer.Exit(stop.exit_code if summary.interrupted else summary.exit_code)
+    if summary.interrupted:
+        exit_now(stop.exit_code)  # the model may still be embedding a chunk nobody will store
+    raise typer.Exit(summary.exit_code)
 
 
 @app.command(short_help="Serve JSON-RPC, MCP and the console over HTTP.")
@@ -303,7 +226,8 @@ def serve(
     operator console at GET /console, GET /health, /ready, /metrics and the A2A agent card.
     Settings come from CSTP_* variables and the config file; see the README.
     """
-    import uvicorn
+    from a2a.cli.query import default_url
+    from a2a.cli.serving import serve_app, serve_workers
 
     settings = _settings(host=host, port=port, workers=workers)
     _check_workers(settings)
@@ -319,16 +243,16 @@ def serve(
         finally:
             runtime.close()
         _share_cursor_secret(settings)
-        uvicorn.run(
+        serve_workers(
             "a2a.http.app:app_from_environment",
-            factory=True,
-            workers=settings.workers,
-            **_uvicorn_options(settings),
+            settings.workers,
+            _uvicorn_options(settings),
+            console=f"{default_url(settings)}/console",
         )
         return
     try:
         _index_on_start(runtime, [*settings.index_on_start, *(index_paths or [])])
-        uvicorn.run(application, **_uvicorn_options(settings))
+        serve_app(application, _uvicorn_options(settings), f"{default_url(settings)}/console")
     finally:
         runtime.close()
 
@@ -350,14 +274,15 @@ def _share_cursor_secret(settings: Settings) -> None:
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     if not paths:
         return
-    with stop_on_signals(_say_stopping) as stop, _writer_locks(runtime) as locks:
+    with stop_on_signals(say_stopping, exit_on_second) as stop, _writer_locks(runtime) as locks:
         try:
-            summary = _run_index(runtime, paths, stop, locks=locks)
+            summary = _index_with(runtime, paths, stop=stop, locks=locks)
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
     if summary.interrupted:
-        raise typer.Exit(stop.exit_code)
+        runtime.close()
+        exit_now(stop.exit_code)  # as `cstp index`: not waiting for the model
 
 
 def _uvicorn_options(settings: Settings) -> dict[str, Any]:
@@ -504,10 +429,11 @@ def evaluate_command(
     with tempfile.TemporaryDirectory(prefix="cstp-eval-") as folder:
         overrides: dict[str, Any] = {"data_dir": folder, "chroma_url": "", "collection": "eval"}
         settings = _settings(**overrides, embedding_model=model)
+        configure_logging(settings.log_level, settings.log_format)
         runtime = _open(settings, role="cstp eval")
         try:
             started = time.perf_counter()
-            summary = _run_index(runtime, [corpus])
+            summary = _index_with(runtime, [corpus])
             header = {
                 "model": settings.embedding_model,
                 "records": summary.new + summary.updated + summary.unchanged,
