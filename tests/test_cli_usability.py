@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import socket
 from pathlib import Path
@@ -11,11 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from a2a.cli import exit_codes
+from a2a.cli.decisions import record_lines
+from a2a.cli.indexing import ProgressLog
 from a2a.cli.main import app
 from a2a.cli.query import default_url
 from a2a.settings import load_settings
 from tests.conftest import EXAMPLES_TOKENS, REPO
-from tests.servers import cstp, free_port
+from tests.servers import cstp, free_port, output_of, start_cstp, stop
 
 EXAMPLES = str(REPO / "examples" / "decisions")
 TOKEN = EXAMPLES_TOKENS["cli"]
@@ -171,3 +174,78 @@ def test_query_url_wins_over_host_and_port(port: int) -> None:
     env = {"CSTP_URL": f"http://127.0.0.1:{port}", "CSTP_PORT": "1", "CSTP_TOKEN": TOKEN}
     result = cstp("query", "database migration", "--json", env=env)
     assert result.returncode == 0, result.stderr
+
+
+def test_get_prints_links_and_history_as_text_not_python() -> None:
+    """Reported: `cstp get` printed `links` as a Python dict."""
+    wire = {
+        "id": "a1",
+        "title": "Use [bold]Kafka[/bold]",
+        "confidence": 0.9,
+        "outcome": None,
+        "reasons": [{"type": "analysis", "text": "Throughput"}],
+        "tags": ["events", "bus"],
+        "links": {"supersedes": ["b2", "c3"], "supersededBy": [], "relatedTo": ["d4"]},
+        "history": [{"at": "2026-01-02T03:04:05Z", "by": "agent", "reason": "review"}],
+    }
+    assert record_lines(wire) == [
+        ("id", "a1"),
+        ("title", "Use [bold]Kafka[/bold]"),
+        ("confidence", "0.9"),
+        ("reason (analysis)", "Throughput"),
+        ("tags", "events, bus"),
+        ("links.supersedes", "b2, c3"),
+        ("links.relatedTo", "d4"),
+        ("history", '{"at": "2026-01-02T03:04:05Z", "by": "agent", "reason": "review"}'),
+    ]
+
+
+def test_without_a_bar_progress_is_logged_every_few_seconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Reported: `cstp index` without a terminal printed nothing for minutes."""
+    now = [0.0]
+    advance = ProgressLog(100, lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="a2a.cli.indexing"):
+        for _ in range(10):  # 10 records a second
+            now[0] += 1
+            advance(10)
+    assert [record.getMessage() for record in caplog.records] == [
+        f"indexing: {done} of 100 records embedded or unchanged ({done}%), {seconds} s"
+        for done, seconds in ((50, 5), (100, 10))
+    ]
+
+
+def test_index_logs_in_the_log_format(tmp_path: Path) -> None:
+    """Reported: under CSTP_LOG_FORMAT=json, the indexing lines stayed plain text."""
+    env = {"CSTP_DATA_DIR": str(tmp_path), "CSTP_EMBEDDING_MODEL": FAST, "CSTP_LOG_FORMAT": "json"}
+    result = cstp("index", EXAMPLES, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    assert any(re.match(r"indexed into .*: 48 new, 0 updated", line["message"]) for line in lines)
+
+
+@pytest.mark.slow
+def test_serve_logs_its_indexing_in_the_log_format_and_the_console_url(tmp_path: Path) -> None:
+    """Reported: `make run` (serve --index) printed its indexing lines as plain text under
+    CSTP_LOG_FORMAT=json, and never said where the console is."""
+    port = free_port()
+    env = {"CSTP_DATA_DIR": str(tmp_path), "CSTP_EMBEDDING_MODEL": FAST, "CSTP_LOG_FORMAT": "json"}
+    server = start_cstp(port, env, "--index", EXAMPLES)
+    try:
+        lines = [json.loads(line) for line in output_of(server).splitlines()]
+    finally:
+        stop(server)
+    messages = [line["message"] for line in lines]
+    assert any(re.match(r"indexed into .*: 48 new", message) for message in messages), messages
+    assert f"console: http://127.0.0.1:{port}/console" in messages
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["query", "anything"], ["list"]], ids=["query", "list"])
+def test_without_a_token_the_32001_says_how_to_give_one(port: int, command: list[str]) -> None:
+    """Reported: with auth on and no token, the CLI said only "-32001 Unauthorized"."""
+    result = cstp(*command, env={"CSTP_PORT": str(port), "CSTP_TOKEN": "", "CSTP_URL": ""})
+    assert result.returncode == exit_codes.FAILED, result.stderr
+    assert "-32001" in result.stderr
+    assert "CSTP_TOKEN" in result.stderr and "--token" in result.stderr

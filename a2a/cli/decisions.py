@@ -22,7 +22,7 @@ from a2a.cli.options import (  # the shared options, by the names this module ha
     TenantOrEvery,
     shared_options,
 )
-from a2a.cli.query import default_url
+from a2a.cli.query import default_url, print_error
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.errors import SettingsError
@@ -59,9 +59,7 @@ def _client(connection: Connection, tenant: str | None = None) -> Iterator[CSTPC
         with CSTPClient(url, connection.token, tenant=tenant) as client:
             yield client
     except CSTPError as exc:
-        detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
-        label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
-        err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
+        print_error(exc, err, token=connection.token)
         code = EXIT_UNREACHABLE if isinstance(exc, TransportError) else EXIT_ERROR
         raise typer.Exit(code) from None
 
@@ -156,16 +154,29 @@ def get(
     if connection.as_json:
         out.print_json(json.dumps(record.to_wire()))
         return
-    wire = record.to_wire()
-    for key in ("reasons", "tags"):
-        wire.pop(key)
-    for key, value in wire.items():
-        if value is not None:
-            out.print(f"[bold]{key}[/bold]: {value}")
-    for reason in record.reasons:
-        out.print(f"[bold]reason[/bold] ({reason.type}): {reason.text}")
-    if record.tags:
-        out.print(f"[bold]tags[/bold]: {', '.join(record.tags)}")
+    for label, text in record_lines(record.to_wire()):
+        out.print(f"[bold]{escape(label)}[/bold]: {escape(text)}")
+
+
+def record_lines(wire: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) of each line `cstp get` prints for a decision's wire form: its fields
+    as they are (null ones left out), one line per reason, the tags as a list, one line per
+    kind of link that has any (`links.relatedTo: id, id`), one JSON line per history entry.
+    """
+    spelled = ("reasons", "tags", "links", "history")
+    lines = [
+        (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for key, value in wire.items()
+        if value is not None and key not in spelled
+    ]
+    lines += [(f"reason ({r['type']})", r["text"]) for r in wire.get("reasons") or []]
+    if wire.get("tags"):
+        lines.append(("tags", ", ".join(wire["tags"])))
+    for kind, ids in (wire.get("links") or {}).items():
+        if ids:
+            lines.append((f"links.{kind}", ", ".join(ids)))
+    lines += [("history", json.dumps(c, ensure_ascii=False)) for c in wire.get("history") or []]
+    return lines
 
 
 @shared_options()

@@ -14,7 +14,7 @@ from rich.markup import escape
 from a2a.cli import exit_codes, options
 from a2a.client import precedents
 from a2a.client.clients import CSTPClient
-from a2a.client.errors import CSTPError, TransportError
+from a2a.client.errors import CSTPError, TransportError, UnauthorizedError
 from a2a.client.table import decisions_table
 from a2a.errors import SettingsError
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
@@ -68,10 +68,19 @@ def broad_match_note(decisions: list[DecisionSummary], max_distance: float | Non
     return precedents.match_note(decisions, max_distance=max_distance)
 
 
-def _print_error(exc: CSTPError, err: Console) -> None:
+def print_error(exc: CSTPError, err: Console, token: str | None) -> None:
+    """`error CODE: message data` on `err`; for -32001, what to do about the token that
+    was sent (`token`; None or empty when none was)."""
     detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
     label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
     err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
+    if isinstance(exc, UnauthorizedError):
+        hint = (
+            "the service needs a token: set CSTP_TOKEN or pass --token"
+            if not token
+            else "the service does not know this token (CSTP_TOKEN or --token)"
+        )
+        err.print(hint, markup=False)
 
 
 def run_query(
@@ -89,10 +98,10 @@ def run_query(
             wire = client.call("cstp.queryDecisions", params)
         result = QueryDecisionsResult.model_validate(wire)
     except TransportError as exc:
-        _print_error(exc, err)
+        print_error(exc, err, token)
         return exit_codes.UNREACHABLE
     except CSTPError as exc:
-        _print_error(exc, err)
+        print_error(exc, err, token)
         return exit_codes.FAILED
     if as_json:
         out.print_json(json.dumps(result.to_wire()))
