@@ -82,5 +82,20 @@ def test_no_token_against_a_server_that_wants_one_says_so(server: str) -> None:
     assert "asks for a token" not in smoke(server, "not-the-token").stderr  # a token was given
 
 
+def test_the_token_hint_comes_before_the_checks_that_fail_for_want_of_it(server: str) -> None:
+    """Reported: against a server with auth, six checks failed before the hint."""
+    result = subprocess.run(
+        ["sh", str(SMOKE), server],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, in the order the lines were written
+        text=True,
+        timeout=300,
+    )
+    lines = result.stdout.splitlines()
+    hint = next(i for i, line in enumerate(lines) if "asks for a token" in line)
+    first_failure = next(i for i, line in enumerate(lines) if line.startswith("FAIL "))
+    assert hint < first_failure, result.stdout
+
+
 def test_usage_error_exits_2() -> None:
     assert smoke().returncode == 2
