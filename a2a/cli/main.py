@@ -146,7 +146,8 @@ def index(
         bool | None,
         typer.Option(
             "--progress/--no-progress",
-            help="Show a progress bar (default: when stderr is a terminal).",
+            help="Show a progress bar (default: when stderr is a terminal); without one,"
+            " progress is logged every 5 s.",
             show_default=False,
         ),
     ] = None,
