@@ -36,10 +36,11 @@ MODEL_PROCESS_MIN_RECORDS = 10_000
 #: A batch's changed records go to the model in chunks of at most this many records and
 #: about EMBED_CHUNK_CHARS characters of text (a longer record is a chunk of its own). The
 #: vectors come back chunk by chunk: the progress bar moves with them, and a stop stores
-#: the chunks already embedded and throws away only the one in progress (with the default
-#: model, a chunk of ADRs is ~3 s on 2 cores). A chunk holds enough text for the model's
-#: batches to fill every core (MiniLM: 16 windows of ~1,000 characters a call): the 409
-#: ADRs embed in chunks for 4% more CPU than in one call (55.9 s against 53.6 s for 150).
+#: the chunks already embedded and throws away only the one in progress (the 409 ADRs are
+#: 19 chunks of 6-37 ADRs, one every 5-7 s on a busy 2-core machine). A chunk holds enough
+#: text for the model's batches to fill every core (MiniLM: 16 windows of ~1,000 characters
+#: a call), and costs little: 150 ADRs took 55.9 CPU-seconds in chunks against 53.6 in one
+#: call (chunks of 32,000 characters: 59.4).
 EMBED_CHUNK_RECORDS = 64
 EMBED_CHUNK_CHARS = 64_000
 #: Seconds between two checks for a stop request while the model embeds a chunk.
