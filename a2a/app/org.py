@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from a2a.app.tenants import Tenants, TenantStack, stamped
 from a2a.app.union_graphs import UnionGraphs
+from a2a.concurrency import Lane
 from a2a.decisions.params import GetCalibrationParams
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
@@ -39,7 +40,6 @@ from a2a.query.service import QueryService, Ranking
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.tenants.names import DEFAULT_TENANT
-from a2a.workers import WorkerPool
 
 #: Worker calls an org-level query splits its tenants into, run in parallel: two where the
 #: machine has two cores (one: every tenant in one call, one thread hop).
@@ -153,7 +153,7 @@ async def _searched(
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
     query: QueryService,
-    workers: WorkerPool,
+    workers: Lane,
 ) -> tuple[list[dict[str, Any]], str]:
     """The hits of every tenant of `pairs` that may make the org list (`_answers`), and
     how they were searched: `union` (one walk of their union graph, when one covers them

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.app.union_graphs import UnionGraphs
+from a2a.concurrency import Lane
 from a2a.decisions.service import DecisionService
 from a2a.errors import Saturated, StoreUnavailable
 from a2a.index.sync import LiveIndex
@@ -91,6 +92,7 @@ class Tenants:
     `load_wait_seconds`: how long a call waits for its tenant's index to load before it is
     answered -32005 (Saturated; the load goes on). The default tenant's calls wait for it
     as they did before tenants (/ready says "warming" meanwhile).
+    `background`: the lane org-level search's union graphs are built on (UnionGraphs).
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class Tenants:
         metrics: EvictionCounter | None = None,
         load_wait_seconds: float | None = None,
         max_stacks: int = MAX_STACKS,
+        background: Lane | None = None,
     ) -> None:
         self._build = build
         self._base = base
@@ -116,7 +119,7 @@ class Tenants:
         self._dropping: set[asyncio.Task[None]] = set()
         self.org: dict[str, Method] = {}
         #: Org-level search's graphs over several tenants (counted in the budget).
-        self.unions = UnionGraphs(memory_budget=memory_budget)
+        self.unions = UnionGraphs(memory_budget=memory_budget, lane=background)
 
     # -- the router --------------------------------------------------------------------
 

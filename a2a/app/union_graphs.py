@@ -16,8 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-import anyio.to_thread
-
+from a2a.concurrency import Lane
 from a2a.index import SearchIndex
 from a2a.index.graph import NEIGHBOURS
 from a2a.index.search_index import GRAPH_MIN_ROWS
@@ -44,7 +43,8 @@ class UnionGraphs:
     """Tenant names (sorted) -> the union graph of their indexes.
 
     `get(names, indexes)` answers the graph when one covers `indexes`, else None, and
-    starts its build (one at a time, in a worker thread) when the tenants hold `min_rows`
+    starts its build (one at a time, on `lane`: the service's background lane; default, a
+    lane of its own) when the tenants hold `min_rows`
     rows together (GRAPH_MIN_ROWS, as one store walks its graph from), it fits
     `memory_budget` (bytes) beside them, and the builds so far leave it its share of a core
     (`build_share`, BUILD_SHARE; `clock`: seconds). `drop(name)` forgets the graphs of an
@@ -58,7 +58,9 @@ class UnionGraphs:
         memory_budget: int | None = None,
         build_share: float = BUILD_SHARE,
         clock: Callable[[], float] = time.monotonic,
+        lane: Lane | None = None,
     ) -> None:
+        self._lane = lane or Lane(1, name="cstp-union")
         #: Rows the tenants of a set hold together before it gets a graph.
         self.min_rows = min_rows
         self._keep = keep
@@ -133,7 +135,7 @@ class UnionGraphs:
     async def _build(self, names: tuple[str, ...], indexes: list[SearchIndex]) -> None:
         started = self._clock()
         try:
-            graph = await anyio.to_thread.run_sync(UnionGraph.build, indexes)
+            graph = await self._lane.run(lambda: UnionGraph.build(indexes))
         except Exception:  # our bug: logged; org-level calls walk each tenant's graph
             log.exception("org-level union graph failed: %s", ", ".join(names))
             return

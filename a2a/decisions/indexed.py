@@ -10,7 +10,7 @@ import numpy as np
 
 from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.table import Coded, DecisionTable
-from a2a.decisions.writes import Runner, WriteListener, in_thread
+from a2a.decisions.writes import Runner, WriteListener
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
@@ -44,7 +44,7 @@ class IndexTable:
     thread, so a compaction never renumbers rows half-way.
     """
 
-    def __init__(self, source: IndexSource, run: Runner = in_thread) -> None:
+    def __init__(self, source: IndexSource, run: Runner) -> None:
         self._source = source
         self._run = run
 
@@ -98,7 +98,7 @@ def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable
         )
 
 
-def index_writes(source: IndexSource, run: Runner = in_thread) -> WriteListener:
+def index_writes(source: IndexSource, run: Runner) -> WriteListener:
     """A WriteListener that puts each written batch into the index before the answers."""
 
     async def listen(

@@ -36,7 +36,7 @@ from a2a.decisions.params import (
 from a2a.decisions.replica_locks import ReplicaLocks
 from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
-from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written, in_thread
+from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written
 from a2a.embeddings import Embedder
 from a2a.errors import LockedElsewhere, StoreUnavailable
 from a2a.query.dates import parse_bound
@@ -104,7 +104,7 @@ class DecisionService:
         table: DecisionTableSource,
         *,
         cursors: CursorCodec | None = None,
-        run: Runner = in_thread,
+        run: Runner | None = None,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = new_decision_id,
         on_write: WriteListener | None = None,
@@ -115,6 +115,7 @@ class DecisionService:
         tenant: str = "default",
     ) -> None:
         """`tenant`: the tenant of `store` (CONTRACT.md, Tenants), for the deletion log.
+        `run`: blocking work of writes (default: the store's lane, `store.workers.run`).
         `replicas`: writers of one id take turns across the replicas sharing a Redis too
         (None: within this process)."""
         self._store = store
@@ -125,7 +126,7 @@ class DecisionService:
         self._locks = KeyedLocks(
             shared_failures=(StoreUnavailable, LockedElsewhere), replicas=replicas
         )
-        writer = BatchWriter(store, embedder, run, on_write, finish, claims)
+        writer = BatchWriter(store, embedder, run or store.workers.run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
             writer.write, shared_failures=(StoreUnavailable,)
         )

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Protocol, TypeVar
 
-import anyio.to_thread
-
 from a2a.decisions.claims import CreationClaims
 from a2a.embeddings import Embedder
 from a2a.errors import FieldError, InvalidParams, StoreUnavailable
@@ -55,17 +53,12 @@ WriteListener = Callable[
 ]
 
 
-async def in_thread(call: Callable[[], T]) -> T:
-    """The default Runner: anyio's worker threads."""
-    return await anyio.to_thread.run_sync(call)
-
-
 class BatchWriter:
     """Stores batches of Written items of distinct ids (GroupCommit's `write`).
 
     Blocking work goes through `run` until Chroma has stored part of the batch, then
     through `finish` (default `run`), which must never refuse the work for load
-    (WorkerPool.run with `refusable` false): once a write is stored, -32005 ("retry")
+    (a2a.concurrency.Lane.run with `refusable` false): once a write is stored, -32005 ("retry")
     would be untrue, and a retry of a decision sent without an id would store it twice.
     `on_write` hears of every batch stored; it runs after the write, so its own runner
     must not refuse either (a2a.decisions.wiring gives it `finish`).
@@ -75,7 +68,7 @@ class BatchWriter:
         self,
         store: AsyncStore,
         embedder: Embedder,
-        run: Runner = in_thread,
+        run: Runner,
         on_write: WriteListener | None = None,
         finish: Runner | None = None,
         claims: CreationClaims | None = None,

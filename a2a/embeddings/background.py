@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import queue
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -12,6 +11,7 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import start_thread
 from a2a.embeddings.base import Embedder
 
 _Job = tuple[list[str], "Future[npt.NDArray[np.float32]]"]
@@ -55,8 +55,7 @@ class ModelThread(BackgroundModel):
         self._embedder = embedder
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._abandoned = False
-        self._thread = threading.Thread(target=self._run, name="cstp-index-embed", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, "cstp-index-embed", daemon=True)
 
     def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
         embedded: Future[npt.NDArray[np.float32]] = Future()

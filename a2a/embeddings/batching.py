@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import Admission, start_thread
 from a2a.embeddings.base import Embedder, available_cores, is_batchable, is_static
-from a2a.workers import Admission
 
 #: The most queries one model call takes. MiniLM int8's CPU per query is flat from 4 to
 #: 32 (4.1-4.0 ms against 5.7 alone); 16 bounds what one slow call holds back.
@@ -76,7 +76,7 @@ class DynamicBatcher:
     vector it would get alone, bit for bit (a2a.embeddings.is_batchable): then batching
     changes no answer.
 
-    Overload is refused by the worker pool's rule (a2a.workers.Admission): Saturated
+    Overload is refused by the worker pool's rule (a2a.concurrency.Admission): Saturated
     (CSTP -32005) at once when `queue` queries already wait beyond the threads free to
     take them, and when a query is still waiting `max_wait_seconds` after it came (a timer
     on its loop; a query that found a thread free is never timed out). Nothing is embedded
@@ -105,11 +105,10 @@ class DynamicBatcher:
         self._closed = False
         self._idle = 0  # threads waiting for work
         self._on_batch = on_batch
+        self._thread_count = threads  # read by the threads as they start
         self._threads = [
-            threading.Thread(target=self._serve, name=f"cstp-embed-{i}") for i in range(threads)
+            start_thread(self._serve, f"cstp-embed-{i}", daemon=False) for i in range(threads)
         ]
-        for thread in self._threads:
-            thread.start()
 
     @property
     def waiting(self) -> int:
@@ -189,7 +188,7 @@ class DynamicBatcher:
                 self._idle -= 1
             if self._closed:
                 return None
-            share = -(-len(self._waiting) // len(self._threads))  # ceil
+            share = -(-len(self._waiting) // self._thread_count)  # ceil
             return [self._waiting.popleft() for _ in range(min(share, self._max_batch))]
 
     def _serve(self) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import signal
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -14,6 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import start_thread
 from a2a.embeddings.background import BackgroundModel
 from a2a.embeddings.base import Embedder
 from a2a.errors import EmbeddingModelError
@@ -123,7 +124,7 @@ PARENT_CHECK_SECONDS = 0.5
 def _ignore_stop_signals(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    threading.Thread(target=_exit_with, args=(parent,), name="cstp-parent", daemon=True).start()
+    start_thread(functools.partial(_exit_with, parent), "cstp-parent", daemon=True)
 
 
 def _exit_with(parent: int) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib.resources
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import in_order
 from a2a.embeddings.base import available_cores
 from a2a.errors import EmbeddingModelError
 
@@ -117,11 +117,8 @@ class MiniLMOnnxEmbedder:
         def encoded(batch: list[int]) -> npt.NDArray[np.float32]:
             return self._pooled(*_padded([windows[i] for i in batch]))
 
-        if len(batches) > 1 and self._cores > 1:
-            with ThreadPoolExecutor(self._cores, thread_name_prefix="cstp-minilm") as pool:
-                rows = list(pool.map(encoded, batches))
-        else:
-            rows = [encoded(batch) for batch in batches]
+        threads = self._cores if len(batches) > 1 else 1
+        rows = list(in_order(encoded, batches, threads, name="cstp-minilm"))
         sums = np.zeros((len(texts), self.dimension), dtype=np.float32)
         counts = np.zeros(len(texts), dtype=np.int64)
         for batch, batch_rows in zip(batches, rows, strict=True):

@@ -14,6 +14,7 @@ from a2a.app.org import org_methods
 from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
+from a2a.concurrency import Lane, Lanes
 from a2a.decisions.replica_locks import SharedRedis, replica_redis
 from a2a.decisions.wiring import decision_service
 from a2a.docs.method import search_docs_method
@@ -37,7 +38,6 @@ from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
-from a2a.workers import WorkerPool
 
 
 @dataclass
@@ -46,7 +46,7 @@ class AppState:
 
     settings: Settings
     runtime: Runtime
-    workers: WorkerPool
+    lanes: Lanes
     store: AsyncStore
     metrics: Metrics
     calls: CallLog
@@ -87,12 +87,11 @@ class AppState:
         self.close()
 
     def close(self) -> None:
-        """Stop the worker pool, the query batcher and the parser, close the runtime
-        (Chroma client, store lock)."""
-        self.workers.close()
+        """Stop the lanes and the query batcher, close the runtime (Chroma client, store
+        lock)."""
+        self.lanes.close()
         if self.batcher is not None:
             self.batcher.close()
-        self.dispatcher.close()
         self.runtime.close()
 
 
@@ -103,7 +102,7 @@ def build_state(
     calls: CallLog,
     extra_methods: Iterable[Method] = (),
 ) -> AppState:
-    """The state of a service on `runtime`: workers, store, methods, limits, pipeline, doors.
+    """The state of a service on `runtime`: lanes, store, methods, limits, pipeline, doors.
 
     `metrics` and `calls` are the app's own (its middleware holds them from the start).
     `extra_methods` join the table (an embedding app's own, or a test's): like every method
@@ -112,7 +111,7 @@ def build_state(
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
     CSTP_DOCS_CATALOG malformed, CSTP_TRUSTED_PROXIES malformed.
     """
-    workers = WorkerPool(
+    lanes = Lanes(
         settings.worker_threads, settings.worker_queue, settings.worker_queue_timeout_seconds
     )
     try:
@@ -127,7 +126,7 @@ def build_state(
     )
 
     store = AsyncStore(
-        runtime.store, settings.chroma_timeout_seconds, workers, on_error=metrics.store_failed
+        runtime.store, settings.chroma_timeout_seconds, lanes.request, on_error=metrics.store_failed
     )
 
     shared_redis = replica_redis(settings.rate_limit_storage)
@@ -135,13 +134,13 @@ def build_state(
     def build(tenant: str) -> TenantStack:
         if tenant == DEFAULT_TENANT:
             return tenant_stack(
-                tenant, settings, runtime, runtime.store, store, batcher, shared_redis
+                tenant, settings, runtime, runtime.store, store, batcher, shared_redis, lanes
             )
         chroma = open_store(
             settings, collection_of(settings.collection, tenant), runtime.store.revisions
         )
         return tenant_stack(
-            tenant, settings, runtime, chroma, store.sharing(chroma), batcher, shared_redis
+            tenant, settings, runtime, chroma, store.sharing(chroma), batcher, shared_redis, lanes
         )
 
     async def existing() -> dict[str, str | None]:
@@ -162,6 +161,7 @@ def build_state(
         else settings.index_memory_mib * 1024 * 1024,
         metrics=metrics,
         load_wait_seconds=settings.chroma_timeout_seconds,
+        background=lanes.background,
     )
     default = tenants.stack(DEFAULT_TENANT)
     # The table calls are checked against: every tenant's methods have the same names,
@@ -173,7 +173,7 @@ def build_state(
     methods.update((method.name, method) for method in extra_methods)
     metrics.served = frozenset(methods)
     try:
-        rate_limits = RateLimits.from_settings(settings, methods)
+        rate_limits = RateLimits.from_settings(settings, methods, lane=lanes.background)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     tenants.org = org_methods(tenants, methods, settings.agent_id, metrics)
@@ -181,7 +181,7 @@ def build_state(
     return AppState(
         settings=settings,
         runtime=runtime,
-        workers=workers,
+        lanes=lanes,
         store=store,
         metrics=metrics,
         calls=calls,
@@ -194,6 +194,7 @@ def build_state(
             pipeline,
             max_batch_size=settings.max_batch_size,
             max_json_depth=settings.max_json_depth,
+            parser=lanes.parser,
         ),
         mcp=session_manager(
             mcp_server(pipeline, calls, "cstp", __version__), settings.max_body_bytes
@@ -212,13 +213,15 @@ def tenant_stack(
     chroma: ChromaDecisionStore,
     store: AsyncStore,
     batcher: DynamicBatcher | None,
-    shared_redis: SharedRedis | None = None,
+    shared_redis: SharedRedis | None,
+    lanes: Lanes,
 ) -> TenantStack:
     """The parts of one tenant on its collection `chroma` (`store`: its async face): search
     index (not yet loading), services and method table (queryDecisions,
     findSimilarDecisions and the decision methods)."""
     workers = store.workers
-    index = live_index(settings, chroma, getattr(runtime.embedder, "dimension", None), tenant)
+    dimension = getattr(runtime.embedder, "dimension", None)
+    index = live_index(settings, chroma, dimension, tenant, lanes.background)
     query = QueryService(
         store,
         runtime.embedder,
@@ -245,11 +248,13 @@ def live_index(
     store: ChromaDecisionStore,
     dimension: int | None = None,
     tenant: str = DEFAULT_TENANT,
+    background: Lane | None = None,
 ) -> LiveIndex:
     """The search index of `store` as the settings configure it (not yet loading), with
     snapshots of vectors of `dimension` (the embedder's) in CSTP_INDEX_SNAPSHOT_DIR
     (default <data_dir>/index/<collection>; another tenant's in its `tenants/<name>`
-    folder, by default <data_dir>/index/<its collection>)."""
+    folder, by default <data_dir>/index/<its collection>); its loads, checks, graph builds
+    and snapshot writes on `background` (a2a.concurrency.Lanes.background)."""
     if settings.index_snapshot_dir is None:
         snapshots = settings.data_dir / "index" / store.collection_name
     elif tenant == DEFAULT_TENANT:
@@ -266,6 +271,7 @@ def live_index(
         dimension=dimension,
         snapshot_min_records=settings.index_snapshot_min_records,
         stale_seconds=settings.stale_reads_seconds,
+        background=background,
     )
 
 

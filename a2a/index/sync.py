@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Literal
 
 import anyio
-import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import Lane
 from a2a.errors import SnapshotRefused, StoreUnavailable
 from a2a.index.search_index import (
     GRAPH_MIN_FRACTION,
@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 #: Load retries wait this long at first, doubling up to BACKOFF_MAX (seconds).
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
+#: Threads of an index's own background lane: its load or check, and a snapshot or graph
+#: (one of each at a time).
+BACKGROUND_THREADS = 3
 Status = Literal["warming", "ready", "chroma unreachable", "evicted"]
 
 
@@ -57,10 +60,12 @@ class LiveIndex:
     check above (`refresh`), instead of reading every record; a missing, refused or
     unloadable snapshot is logged and the index read from Chroma. Once loaded with at
     least `snapshot_min_records` records and changes since the snapshot (or none), a new
-    snapshot is written in a worker thread (under the read lock: writes wait for it); a
-    folder this process cannot write is logged, and used read-only. The HNSW graph
-    (a2a.index.graph) is built in a worker thread too, after the load or once the index
-    grows past `graph_min_rows`; until it is, every search scans exactly.
+    snapshot is written (under the read lock: writes wait for it); a folder this process
+    cannot write is logged, and used read-only. The HNSW graph (a2a.index.graph) is built
+    after the load or once the index grows past `graph_min_rows`; until it is, every
+    search scans exactly. Loads, checks, snapshot writes and graph builds run on
+    `background` (the service's background lane, a2a.concurrency; default: a lane of this
+    index's own).
     """
 
     def __init__(
@@ -78,11 +83,13 @@ class LiveIndex:
         graph_min_rows: int | None = GRAPH_MIN_ROWS,
         graph_min_fraction: float = GRAPH_MIN_FRACTION,
         stale_seconds: float = 300.0,
+        background: Lane | None = None,
     ) -> None:
         """`stale_seconds`: how long after the last successful check with Chroma a call
         inside a2a.index.staleness.stale_allowed() is answered from the loaded index while
         Chroma cannot be reached (0: never; CSTP_STALE_READS_SECONDS)."""
         self._store = store
+        self._background = background or Lane(BACKGROUND_THREADS, name="cstp-index")
         exact = self._exact_vectors if vector_dtype != "float32" else None
         self._index_options = {
             "exact_vectors": exact,
@@ -177,7 +184,7 @@ class LiveIndex:
         """
         await self.stop()
         if self._loaded and self._wants_snapshot():
-            await anyio.to_thread.run_sync(self.save_snapshot)
+            await self._background.run(self.save_snapshot)
         if self._check is not None:
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._check, return_exceptions=True)
@@ -299,7 +306,7 @@ class LiveIndex:
         delay = BACKOFF_FIRST
         while True:
             try:
-                await anyio.to_thread.run_sync(self._load)
+                await self._background.run(self._load)
             except StoreUnavailable as exc:
                 log.warning("search index load failed, retrying in %.1f s: %s", delay, exc)
                 self._signal(exc)
@@ -321,14 +328,14 @@ class LiveIndex:
             return
 
     def _maintain(self) -> None:
-        """Start, in a worker thread, what the loaded index lacks (none while one runs):
+        """Start, on the background lane, what the loaded index lacks (none while one runs):
         its graph once it is past `graph_min_rows` (searches scan exactly meanwhile), then
         a snapshot when one is due."""
         if self._saver is not None and not self._saver.done():
             return
         if self.index.wants_graph() or self._wants_snapshot():
             self._saver = asyncio.get_running_loop().create_task(
-                anyio.to_thread.run_sync(self._build_and_save)
+                self._background.run(self._build_and_save)
             )
 
     def _build_and_save(self) -> None:
@@ -545,9 +552,7 @@ class LiveIndex:
                     raise StoreUnavailable(str(failure)) from failure
                 continue
             self._check_started = time.monotonic()
-            self._check = asyncio.get_running_loop().create_task(
-                anyio.to_thread.run_sync(self.refresh)
-            )
+            self._check = asyncio.get_running_loop().create_task(self._background.run(self.refresh))
             # Also retrieves the failure of a check nobody waits for any longer.
             self._check.add_done_callback(self._check_done)
             return await self._wait(self._check)

@@ -5,8 +5,8 @@ API checks HTTP requests per route, keyed from the Starlette request, and has no
 CSTP's unit, one JSON-RPC call (each call of a batch, notifications too) per agent and
 per method.
 
-The storages are the sync ones. A network storage (Redis) is called in worker threads
-(`anyio.to_thread`), so a slow Redis never blocks the event loop; the in-memory one (the
+The storages are the sync ones. A network storage (Redis) is called on the background
+lane (a2a.concurrency), so a slow Redis never blocks the event loop; the in-memory one (the
 default, and the fallback) is counted on the event loop: a few microseconds of dict and list
 work, where a thread hop cost ~0.1 ms of CPU per call. When Redis fails, either (default) a
 per-process memory storage takes over with a logged warning, or (`fail_closed`) calls are
@@ -18,18 +18,19 @@ once it answers.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from anyio import to_thread
 from limits import RateLimitItem
 from limits.errors import StorageError
 from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter, RateLimiter
 
+from a2a.concurrency import Lane
 from a2a.errors import RateLimited
 from a2a.limits.config import LimitPolicy, describe_storage
 from a2a.limits.outage import Outage
@@ -50,6 +51,7 @@ class RateLimits:
 
     Buckets are keyed `(agent, "*")` for the overall limit and `(agent, method)` for a
     method's own, so agents never share a bucket (CONTRACT.md section Rate limiting).
+    A network storage is counted on `lane` (default: a lane of one thread of its own).
     """
 
     def __init__(
@@ -59,8 +61,10 @@ class RateLimits:
         *,
         fail_closed: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        lane: Lane | None = None,
     ) -> None:
         self._policy = policy
+        self._lane = lane or Lane(1, name="cstp-limits")
         self._shared_storage = storage
         self._shared = MovingWindowRateLimiter(storage)
         self._fallback = MovingWindowRateLimiter(MemoryStorage())
@@ -73,10 +77,12 @@ class RateLimits:
         settings: Settings,
         served: Iterable[str],
         clock: Callable[[], float] = time.monotonic,
+        lane: Lane | None = None,
     ) -> RateLimits:
         """Limits from CSTP_RATE_LIMIT_* and CSTP_RATE_LIMITS for the `served` methods.
 
-        `clock` (monotonic seconds) times the probes of a storage that is down. Raises
+        `clock` (monotonic seconds) times the probes of a storage that is down; a network
+        storage is counted on `lane` (the service's background lane). Raises
         ValueError naming CSTP_RATE_LIMITS when it names a method not served.
         """
         policy = LimitPolicy.from_strings(settings.rate_limit_default, settings.rate_limits, served)
@@ -85,6 +91,7 @@ class RateLimits:
             _open_storage(settings),
             fail_closed=settings.rate_limit_fail_closed,
             clock=clock,
+            lane=lane,
         )
 
     @property
@@ -118,7 +125,7 @@ class RateLimits:
     async def _count(self, agent: str, checks: list[tuple[str, RateLimitItem]]) -> list[Quota]:
         outage = self._outage
         # A try is due while down: probe the storage (cheaper than counting there).
-        if outage.down and not outage.skip() and await to_thread.run_sync(self._probe):
+        if outage.down and not outage.skip() and await self._lane.run(self._probe):
             outage.succeeded()
         if outage.down and self._fail_closed:
             raise RateLimited(math.ceil(outage.next_try_in), "storage unavailable")
@@ -126,7 +133,7 @@ class RateLimits:
         if isinstance(strategy.storage, MemoryStorage):
             return _hit_all(strategy, agent, checks)
         try:
-            return await to_thread.run_sync(_hit_all, strategy, agent, checks)
+            return await self._lane.run(functools.partial(_hit_all, strategy, agent, checks))
         except StorageError as exc:
             fallback = (
                 "refusing calls" if self._fail_closed else "falling back to per-process limits"
@@ -143,7 +150,7 @@ class RateLimits:
 def _hit_all(
     strategy: RateLimiter, agent: str, checks: list[tuple[str, RateLimitItem]]
 ) -> list[Quota]:
-    """Runs in a worker thread: count the call against each limit until one refuses it."""
+    """Runs on the lane: count the call against each limit until one refuses it."""
     quotas = []
     for scope, item in checks:
         admitted = strategy.hit(item, KEY_PREFIX, agent, scope)

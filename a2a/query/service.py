@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from a2a.concurrency import Lane
 from a2a.embeddings import Embedder, is_static
 from a2a.embeddings.batching import DynamicBatcher
 from a2a.index import Match, SearchIndex
@@ -23,7 +24,6 @@ from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import by_recency, recent_candidates
 from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
 from a2a.store.async_store import AsyncStore
-from a2a.workers import WorkerPool
 
 #: Work a query of a static embedder may do on the event loop, in multiply-adds of the
 #: semantic scan (rows scored x dimension, ~1 ns each here), BM25's work counted in the same
@@ -118,7 +118,7 @@ class QueryService:
         clock: Callable[[], float] = time.perf_counter,
         hybrid: HybridConfig | None = None,
         index: LiveIndex | None = None,
-        workers: WorkerPool | None = None,
+        workers: Lane | None = None,
         default_mode: RetrievalMode = "semantic",
         batcher: DynamicBatcher | None = None,
         wall_clock: Callable[[], float] = time.time,

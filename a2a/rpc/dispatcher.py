@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.concurrency import Lane
 from a2a.errors import InvalidRequest, ParseError
 from a2a.rpc import protocol
 from a2a.rpc.errors import ErrorObject
 from a2a.rpc.methods import CallContext
 from a2a.rpc.pipeline import Outcome, Pipeline
 
-#: Bodies at least this large are parsed off the event loop, one at a time, in a thread of
-#: their own: the loop then keeps answering (/health, small calls) between the parser's
-#: GIL slices instead of stalling for the whole parse of each 1 MiB body.
+#: Bodies at least this large are parsed off the event loop, one at a time, on the parser
+#: lane (one thread, a2a.concurrency.Lanes.parser): the loop then keeps answering (/health,
+#: small calls) between the parser's GIL slices instead of stalling for the whole parse of
+#: each 1 MiB body.
 THREAD_PARSE_BYTES = 64 * 1024
 
 
@@ -31,16 +33,22 @@ class Dispatcher:
     """Runs a JSON-RPC 2.0 request or batch (CONTRACT.md) through `pipeline`.
 
     Steps before the pipeline: parse (-32700), batch shape (-32600 for the whole body),
-    envelope of each call (-32600 with that element's id when valid, else null).
+    envelope of each call (-32600 with that element's id when valid, else null). Large
+    bodies are parsed on `parser` (default: a lane of one thread of its own).
     """
 
     def __init__(
-        self, pipeline: Pipeline, *, max_batch_size: int = 50, max_json_depth: int = 64
+        self,
+        pipeline: Pipeline,
+        *,
+        max_batch_size: int = 50,
+        max_json_depth: int = 64,
+        parser: Lane | None = None,
     ) -> None:
         self.pipeline = pipeline
         self._max_batch = max_batch_size
         self._max_depth = max_json_depth
-        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cstp-parse")
+        self._parser = parser or Lane(1, name="cstp-parse")
 
     async def dispatch(self, body: bytes, ctx: CallContext) -> Reply:
         """The reply to one HTTP body: a request object or a batch."""
@@ -63,17 +71,12 @@ class Dispatcher:
         responses = [response for _, response in results if response is not None]
         return Reply(responses or None, [outcome for outcome, _ in results])
 
-    def close(self) -> None:
-        """Stop the parser thread (bodies being parsed finish first)."""
-        self._parser.shutdown(wait=False)
-
     async def parse(self, body: bytes) -> Any:
-        """`protocol.parse_json` of `body`, large bodies in the parser thread; the door of
+        """`protocol.parse_json` of `body`, large bodies on the parser lane; the door of
         /mcp reads its bodies here too. Raises ParseError."""
         if len(body) < THREAD_PARSE_BYTES:
             return protocol.parse_json(body, self._max_depth)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._parser, protocol.parse_json, body, self._max_depth)
+        return await self._parser.run(functools.partial(protocol.parse_json, body, self._max_depth))
 
     async def _one(self, obj: Any, ctx: CallContext) -> tuple[Outcome, dict[str, Any] | None]:
         try:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from a2a.concurrency import Lane
 from a2a.errors import FieldError, InvalidParams
 from a2a.index import SearchIndex
 from a2a.index.sync import LiveIndex
@@ -18,7 +19,6 @@ from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, 
 from a2a.similarity.scoring import Profile, Scored, rank_by_score
 from a2a.store.async_store import AsyncStore
 from a2a.store.stored import StoredDecision
-from a2a.workers import WorkerPool
 
 
 class SimilarityService:
@@ -37,7 +37,7 @@ class SimilarityService:
         agent_id: str,
         clock: Callable[[], float] = time.perf_counter,
         index: LiveIndex | None = None,
-        workers: WorkerPool | None = None,
+        workers: Lane | None = None,
     ) -> None:
         self._weights = weights
         self._agent_id = agent_id

@@ -1,4 +1,4 @@
-"""Chroma calls off the event loop, in the shared worker pool, by the call's deadline."""
+"""Chroma calls off the event loop, on the request lane, by the call's deadline."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from a2a.concurrency import Lane
 from a2a.errors import Saturated, StoreUnavailable
 from a2a.store.deadlines import seconds_left
 from a2a.store.interface import DecisionStore
 from a2a.store.pages import StoredRecord
-from a2a.workers import WorkerPool
 
 T = TypeVar("T")
 #: Worker threads Chroma calls never hold all of (see AsyncStore._chroma_slots).
@@ -21,27 +21,27 @@ CHROMA_FREE_THREADS = 2
 
 
 class AsyncStore:
-    """Async face of a DecisionStore: blocking calls run in `workers`.
+    """Async face of a DecisionStore: blocking calls run on `workers` (the request lane).
 
     A call that outlives `timeout_seconds` raises StoreUnavailable (CSTP -32003); inside a
     JSON-RPC call (a2a.store.deadlines.call_deadline) all its store calls end by one deadline,
     the first one's start + `timeout_seconds`, and one past it fails at once. A full worker
     queue raises Saturated (-32005) unless Chroma failed a moment ago (its hung calls hold
     the threads): then StoreUnavailable. `on_error(kind)`, when given,
-    hears of every failed call: kind `timeout` or `failure`. Without `workers`, a pool of
-    8 threads whose queue never fills (for scripts; the service passes its shared pool).
+    hears of every failed call: kind `timeout` or `failure`. Without `workers`, a lane of
+    8 threads that never refuses (for scripts; the service passes its request lane).
     """
 
     def __init__(
         self,
         store: DecisionStore,
         timeout_seconds: float,
-        workers: WorkerPool | None = None,
+        workers: Lane | None = None,
         on_error: Callable[[str], None] | None = None,
     ):
         self.sync = store
-        # Scripts and tests without a service get a pool of their own, queue never full.
-        self.workers = workers or WorkerPool(threads=8, queue=1_000_000, max_wait_seconds=3600)
+        # Scripts and tests without a service get a lane of their own, never refusing.
+        self.workers = workers or Lane(8, name="cstp-worker")
         self._timeout = timeout_seconds
         self._on_error = on_error or (lambda kind: None)
         self._failed_at = -math.inf
@@ -71,7 +71,7 @@ class AsyncStore:
         metadata: bool = True,
         refusable: bool = True,
     ) -> list[StoredRecord]:
-        """See ChromaDecisionStore.get; `refusable` false: never Saturated (WorkerPool.run)."""
+        """See ChromaDecisionStore.get; `refusable` false: never Saturated (Lane.run)."""
         return await self._run(
             lambda: self.sync.get(ids=ids, where=where, documents=documents, metadata=metadata),
             refusable,

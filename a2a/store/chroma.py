@@ -9,9 +9,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +21,7 @@ import numpy.typing as npt
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError, NotFoundError
 
+from a2a.concurrency import in_order
 from a2a.errors import EmbeddingModelMismatch, StoreUnavailable
 from a2a.records import DecisionRecord
 from a2a.settings import Settings
@@ -587,30 +586,13 @@ def _read_ahead(
     ahead (an extra page or two may be read past the end). Leaving early, or an error
     of one read, cancels the reads not started.
     """
-    with contextlib.closing(_in_order(read, itertools.count(0, page_size), readers)) as pages:
+    offsets = itertools.count(0, page_size)
+    with contextlib.closing(in_order(read, offsets, readers, name="cstp-page")) as pages:
         for page in pages:
             if page.ids:
                 yield page
             if len(page.ids) < page_size:
                 return
-
-
-def _in_order(
-    read: Callable[[int], StoredPage], offsets: Iterator[int], readers: int
-) -> Generator[StoredPage, None, None]:
-    """`read(offset)` for each of `offsets`, in order; by `readers` threads when above 1."""
-    if readers == 1:
-        yield from map(read, offsets)
-        return
-    with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="cstp-page") as pool:
-        pending = deque(pool.submit(read, next(offsets)) for _ in range(readers + 1))
-        try:
-            while True:
-                yield pending.popleft().result()
-                pending.append(pool.submit(read, next(offsets)))
-        finally:
-            for future in pending:
-                future.cancel()
 
 
 #: HTTP statuses of a Chroma server failing (its own errors and a proxy's in front of it).

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2a.concurrency import Admission, Lane
 from a2a.decisions.params import (
     RecordDecisionParams,
     ReviewDecisionParams,
@@ -26,7 +27,6 @@ from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import record_of
-from a2a.workers import WorkerPool
 from tests.conftest import SAMPLE, index_records
 
 
@@ -201,7 +201,7 @@ class Crowded(ChromaDecisionStore):
 
     HOLD_SECONDS = 0.4
     loop: asyncio.AbstractEventLoop
-    pool: WorkerPool
+    pool: Lane
 
     def upsert(self, *args: Any, **kwargs: Any) -> Any:
         stored = super().upsert(*args, **kwargs)
@@ -226,7 +226,7 @@ async def test_a_stored_write_is_answered_even_when_the_pool_is_saturated_after_
     store = Crowded(
         data_dir=tmp_path / "chroma", collection="crowded", embedding_model=embedder.name
     )
-    pool = WorkerPool(threads=1, queue=1, max_wait_seconds=0.05)
+    pool = Lane(1, Admission(queue=1, max_wait_seconds=0.05))
     store.loop, store.pool = asyncio.get_running_loop(), pool
     async_store = AsyncStore(store, timeout_seconds=30, workers=pool)
     live = LiveIndex(store) if indexed else None

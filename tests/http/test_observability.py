@@ -210,7 +210,7 @@ async def test_a_saturated_pool_makes_ready_503_saturated_and_metrics_keep_their
         assert (await client.get("/ready")).status_code == 200
         before = await scrape(client)
         release = threading.Event()
-        blocker = asyncio.create_task(app.state.cstp.workers.run(lambda: release.wait(10)))
+        blocker = asyncio.create_task(app.state.cstp.lanes.request.run(lambda: release.wait(10)))
         await asyncio.sleep(0.05)
         try:
             ready = await client.get("/ready")

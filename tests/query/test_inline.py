@@ -10,13 +10,13 @@ from typing import TypeVar
 
 import pytest
 
+from a2a.concurrency import Admission, Lane
 from a2a.embeddings import Embedder, is_static
 from a2a.errors import Saturated
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import INLINE_BURST_SECONDS, InlinePolicy, QueryService
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.workers import WorkerPool
 from tests.conftest import SAMPLE, index_records
 
 T = TypeVar("T")
@@ -42,9 +42,9 @@ def store(fast_store: ChromaDecisionStore) -> ChromaDecisionStore:
 
 
 @pytest.fixture
-async def busy() -> AsyncIterator[WorkerPool]:
+async def busy() -> AsyncIterator[Lane]:
     """A pool of one thread, busy, with no queue: any call that needs a worker is refused."""
-    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=0.1), threading.Event()
+    pool, release = Lane(1, Admission(queue=0, max_wait_seconds=0.1)), threading.Event()
     blocker = asyncio.create_task(pool.run(lambda: release.wait(10)))
     await asyncio.sleep(0.05)
     yield pool
@@ -62,7 +62,7 @@ def test_only_wordllama_declares_itself_static(fast: Embedder) -> None:
 
 
 async def test_a_cheap_query_is_answered_while_every_worker_is_busy(
-    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool
+    store: ChromaDecisionStore, fast: Embedder, busy: Lane
 ) -> None:
     free = QueryService(AsyncStore(store, 10), fast, "a")
     want = await _ids(free)
@@ -77,7 +77,7 @@ async def test_a_cheap_query_is_answered_while_every_worker_is_busy(
 
 
 async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
-    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool
+    store: ChromaDecisionStore, fast: Embedder, busy: Lane
 ) -> None:
     free = QueryService(AsyncStore(store, 10), fast, "a")
     await _ids(free)  # loads the index
@@ -108,7 +108,7 @@ async def test_a_broad_filter_or_an_index_being_written_goes_to_a_worker(
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 async def test_a_keyword_or_hybrid_query_goes_to_a_worker_even_with_a_narrow_filter(
-    store: ChromaDecisionStore, fast: Embedder, busy: WorkerPool, mode: str
+    store: ChromaDecisionStore, fast: Embedder, busy: Lane, mode: str
 ) -> None:
     """BM25 statistics are rebuilt over every row after each write, and a term's weights
     over all its postings: the cost follows the store's size, not the filter's (~10 ms of
@@ -126,11 +126,11 @@ async def test_a_keyword_or_hybrid_query_goes_to_a_worker_even_with_a_narrow_fil
     assert len((await service.query_decisions(params)).decisions) == 3
 
 
-class Counted(WorkerPool):
+class Counted(Lane):
     """A pool that counts the calls sent to its threads."""
 
     def __init__(self) -> None:
-        super().__init__(threads=2, queue=10, max_wait_seconds=5)
+        super().__init__(2, Admission(queue=10, max_wait_seconds=5))
         self.calls = 0
 
     async def run(self, fn: Callable[[], T], *, deadline_seconds: float | None = None) -> T:

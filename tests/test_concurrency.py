@@ -1,4 +1,4 @@
-"""The bounded worker pool: honest overload (-32005) and deadlines that start with the work."""
+"""Lanes: honest overload (-32005), deadlines that start with the work, one call's pools."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from a2a.concurrency import Admission, Lane
 from a2a.embeddings import Embedder
 from a2a.errors import Saturated
 from a2a.settings import load_settings
-from a2a.workers import WorkerPool
 from tests.conftest import rpc_call
 from tests.http.live import live_server
 
@@ -25,7 +25,7 @@ def _blocked(release: threading.Event) -> str:
 
 
 async def test_a_full_queue_is_saturated_at_once() -> None:
-    pool, release = WorkerPool(threads=1, queue=1, max_wait_seconds=10), threading.Event()
+    pool, release = Lane(1, Admission(queue=1, max_wait_seconds=10)), threading.Event()
     running = asyncio.create_task(pool.run(lambda: _blocked(release)))
     await asyncio.sleep(0.05)
     waiting = asyncio.create_task(pool.run(lambda: "queued"))
@@ -39,7 +39,7 @@ async def test_a_full_queue_is_saturated_at_once() -> None:
 
 
 async def test_waiting_longer_than_the_bound_is_saturated() -> None:
-    pool, release = WorkerPool(threads=1, queue=5, max_wait_seconds=0.1), threading.Event()
+    pool, release = Lane(1, Admission(queue=5, max_wait_seconds=0.1)), threading.Event()
     running = asyncio.create_task(pool.run(lambda: _blocked(release)))
     await asyncio.sleep(0.05)
     with pytest.raises(Saturated):
@@ -51,7 +51,7 @@ async def test_waiting_longer_than_the_bound_is_saturated() -> None:
 
 async def test_work_that_must_not_be_refused_waits_past_a_full_queue_and_the_bound() -> None:
     """The rest of a write Chroma has stored (a2a.decisions.writes) is never Saturated."""
-    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=0.05), threading.Event()
+    pool, release = Lane(1, Admission(queue=0, max_wait_seconds=0.05)), threading.Event()
     running = asyncio.create_task(pool.run(lambda: _blocked(release)))
     await asyncio.sleep(0.05)
     with pytest.raises(Saturated):  # the queue holds nothing: refused at once
@@ -66,7 +66,7 @@ async def test_work_that_must_not_be_refused_waits_past_a_full_queue_and_the_bou
 
 
 async def test_the_deadline_starts_when_a_thread_starts_the_work() -> None:
-    pool, release = WorkerPool(threads=1, queue=5, max_wait_seconds=10), threading.Event()
+    pool, release = Lane(1, Admission(queue=5, max_wait_seconds=10)), threading.Event()
     running = asyncio.create_task(pool.run(lambda: _blocked(release)))
     await asyncio.sleep(0.05)
     queued = asyncio.create_task(pool.run(lambda: "quick", deadline_seconds=0.2))
@@ -78,7 +78,7 @@ async def test_the_deadline_starts_when_a_thread_starts_the_work() -> None:
 
 
 async def test_work_past_its_deadline_keeps_its_thread_until_it_returns() -> None:
-    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=1), threading.Event()
+    pool, release = Lane(1, Admission(queue=0, max_wait_seconds=1)), threading.Event()
     with pytest.raises(TimeoutError):
         await pool.run(lambda: _blocked(release), deadline_seconds=0.05)
     with pytest.raises(Saturated):  # the abandoned call still holds the only thread
@@ -94,7 +94,7 @@ async def test_an_abandoned_call_that_fails_later_is_read_and_told_at_warning(
 ) -> None:
     """Issue 44 item 5: a thread failing after its caller's deadline leaves no "Future
     exception was never retrieved" (ERROR, with a traceback); one WARNING line says it."""
-    pool, release = WorkerPool(threads=1, queue=0, max_wait_seconds=1), threading.Event()
+    pool, release = Lane(1, Admission(queue=0, max_wait_seconds=1)), threading.Event()
 
     def fails_late() -> None:
         release.wait(10)
@@ -151,7 +151,7 @@ def test_batches_beyond_the_pool_get_32005_never_32003_and_health_answers(
 
 
 async def test_busy_counts_calls_running_or_waiting_and_returns_to_zero() -> None:
-    pool = WorkerPool(threads=1, queue=1, max_wait_seconds=0.2)
+    pool = Lane(1, Admission(queue=1, max_wait_seconds=0.2))
     gate = threading.Event()
     holder = asyncio.create_task(pool.run(gate.wait))
     await asyncio.sleep(0.02)
