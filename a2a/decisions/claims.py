@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from a2a.decisions.replica_locks import RETRY_CAP_SECONDS, blocking_redis
+from a2a.decisions.replica_locks import RETRY_CAP_SECONDS
 from a2a.limits.outage import Outage
+from a2a.redis_clients import blocking_redis
 
 if TYPE_CHECKING:
     import redis
@@ -40,7 +41,7 @@ class CreationClaims:
     @classmethod
     def from_uri(cls, uri: str, collection: str) -> CreationClaims | None:
         """Claims in the Redis of the storage URI `uri` (`redis://`, `rediss://`,
-        `redis+unix://`; a2a.decisions.replica_locks.redis_url), else None."""
+        `redis+unix://`; a2a.redis_clients), else None."""
         client = blocking_redis(uri)
         if client is None:
             return None

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2a.errors import LockedElsewhere, StoreUnavailable
 from a2a.limits.outage import Outage
+from a2a.redis_clients import async_redis, blocking_redis
 
 if TYPE_CHECKING:
     import redis
@@ -37,8 +38,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two tries of a lock another writer holds.
 POLL_SECONDS = 0.005
-#: Seconds a Redis command may take before it counts as failed.
-REDIS_TIMEOUT_SECONDS = 1.0
 #: What the service does while Redis is away (logged once an outage).
 FALLBACK = "decisions' writes serialised within each process only"
 #: What `cstp index` does while Redis is away.
@@ -170,7 +169,7 @@ class WriterLocks:
     def from_uri(
         cls, uri: str, collection: str, lease_seconds: float, max_wait_seconds: float
     ) -> WriterLocks | None:
-        """Locks in the Redis of the storage URI `uri` (`redis_url`), else None."""
+        """Locks in the Redis of the storage URI `uri` (a2a.redis_clients), else None."""
         client = blocking_redis(uri)
         return None if client is None else cls(client, collection, lease_seconds, max_wait_seconds)
 
@@ -251,43 +250,9 @@ def lock_prefix(collection: str) -> str:
     return f"cstp:lock:{collection}:"
 
 
-def redis_url(storage_uri: str) -> str | None:
-    """The redis-py URL of a CSTP_RATE_LIMIT_STORAGE URI naming a Redis, else None:
-    `redis://` and `rediss://` as given, `redis+unix:///path` (limits' spelling) as
-    `unix:///path` (reported: a unix-socket Redis shared no locks, silently)."""
-    if storage_uri.startswith(("redis://", "rediss://")):
-        return storage_uri
-    if storage_uri.startswith("redis+unix://"):
-        return "unix://" + storage_uri.removeprefix("redis+unix://")
-    return None
-
-
 def replica_redis(storage_uri: str) -> SharedRedis | None:
-    """The Redis of CSTP_RATE_LIMIT_STORAGE (`redis_url`) for ReplicaLocks, one client a
-    process, shared by its tenants; None when the storage is not a Redis. Its owner closes
-    it (`aclose`)."""
-    url = redis_url(storage_uri)
-    if url is None:
-        return None
-    # Imported here: a replica without a shared Redis does not pay for it (~70 ms).
-    import redis.asyncio
-
-    return SharedRedis(
-        redis.asyncio.Redis.from_url(
-            url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
-        )
-    )
-
-
-def blocking_redis(storage_uri: str) -> redis.Redis | None:
-    """A blocking client of the Redis of CSTP_RATE_LIMIT_STORAGE (`redis_url`), each
-    command bounded by REDIS_TIMEOUT_SECONDS; None when the storage is not a Redis."""
-    url = redis_url(storage_uri)
-    if url is None:
-        return None
-    # Imported here: a process without a shared Redis does not pay for it (~70 ms).
-    import redis
-
-    return redis.Redis.from_url(
-        url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
-    )
+    """The Redis of CSTP_RATE_LIMIT_STORAGE (a2a.redis_clients) for ReplicaLocks, one
+    client a process, shared by its tenants; None when the storage is not a Redis. Its owner
+    closes it (`aclose`)."""
+    client = async_redis(storage_uri)
+    return None if client is None else SharedRedis(client)

@@ -5,10 +5,11 @@ API checks HTTP requests per route, keyed from the Starlette request, and has no
 CSTP's unit, one JSON-RPC call (each call of a batch, notifications too) per agent and
 per method.
 
-The storages are the sync ones. A network storage (Redis) is called on the background
-lane (a2a.concurrency), so a slow Redis never blocks the event loop; the in-memory one (the
-default, and the fallback) is counted on the event loop: a few microseconds of dict and list
-work, where a thread hop cost ~0.1 ms of CPU per call. When Redis fails, either (default) a
+The storages are the sync ones. A network storage (Redis, on the connections of a client
+a2a.redis_clients builds) is called on the background lane (a2a.concurrency), so a slow
+Redis never blocks the event loop; the in-memory one (the default, and the fallback) is
+counted on the event loop: a few microseconds of dict and list work, where a thread hop
+cost ~0.1 ms of CPU per call. When Redis fails, either (default) a
 per-process memory storage takes over with a logged warning, or (`fail_closed`) calls are
 refused with RateLimited (-32002, `data.retryAfter`): the client's right reaction, back off
 and retry, is the same as for a limit, -32003 means Chroma, and -32603 would hide a known
@@ -34,14 +35,13 @@ from a2a.concurrency import Lane
 from a2a.errors import RateLimited
 from a2a.limits.config import LimitPolicy, describe_storage
 from a2a.limits.outage import Outage
+from a2a.redis_clients import blocking_redis
 from a2a.rpc.methods import CallContext
 from a2a.rpc.quota import Quota
 from a2a.settings import Settings
 
 log = logging.getLogger(__name__)
 
-#: Seconds a Redis command may take before the storage counts as down.
-STORAGE_TIMEOUT_SECONDS = 1.0
 #: First part of every key in the storage, so CSTP's keys stand apart in a shared Redis.
 KEY_PREFIX = "cstp"
 
@@ -165,10 +165,9 @@ def _open_storage(settings: Settings) -> Storage:
     uri = settings.rate_limit_storage
     # Wrapped, every storage failure is one exception type (limits.errors.StorageError).
     options: dict[str, Any] = {"wrap_exceptions": True}
-    if not uri.startswith("memory"):
-        options.update(
-            socket_timeout=STORAGE_TIMEOUT_SECONDS, socket_connect_timeout=STORAGE_TIMEOUT_SECONDS
-        )
+    client = blocking_redis(uri)
+    if client is not None:  # limits' Redis storage on the connections of our client
+        options["connection_pool"] = client.connection_pool
     log.info("rate-limit storage %s", describe_storage(uri))
     storage = storage_from_string(uri, **options)
     assert isinstance(storage, Storage), "a sync storage scheme (STORAGE_SCHEMES)"

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from a2a.decisions.locks import KeyedLocks
-from a2a.decisions.replica_locks import ReplicaLocks, SharedRedis, redis_url, replica_redis
+from a2a.decisions.replica_locks import ReplicaLocks, SharedRedis, replica_redis
 from a2a.errors import LockedElsewhere
 from a2a.limits.outage import Outage
 from tests.redis_server import running_redis, start_redis
@@ -189,9 +189,5 @@ async def test_a_lock_set_while_redis_hung_is_released_when_it_answers() -> None
         stop(process)
 
 
-def test_redis_urls_of_the_storage_settings() -> None:
-    assert redis_url("redis://h:6379/0") == "redis://h:6379/0"
-    assert redis_url("rediss://h:6380/1") == "rediss://h:6380/1"
-    assert redis_url("redis+unix:///run/redis.sock") == "unix:///run/redis.sock"
-    assert redis_url("memory://") is None
+def test_no_shared_redis_without_a_redis_storage() -> None:
     assert replica_redis("memory://") is None
