@@ -116,12 +116,13 @@ class Lane:
 
         `deadline_seconds` counts from the moment a thread starts `fn` (time spent waiting
         for a thread is not the callee's time); past it, TimeoutError is raised and the
-        thread is left to finish on its own. Raises Saturated (a lane with admission) when
-        no thread is free within the wait bound, or the queue of waiting calls is full;
-        never with `refusable` false, which waits for a thread however long it takes: for
-        the rest of a call whose effect is already committed (a write Chroma stored), where
-        Saturated (-32005, "retry") would be untrue and a retry would write twice. Raises
-        RuntimeError once the lane is closed.
+        thread is left to finish on its own (an error it ends with is logged at WARNING).
+        Raises Saturated (a lane with admission) when no thread is free within the wait
+        bound, or the queue of waiting calls is full; never with `refusable` false, which
+        waits for a thread however long it takes: for the rest of a call whose effect is
+        already committed (a write Chroma stored), where Saturated (-32005, "retry") would
+        be untrue and a retry would write twice. Raises RuntimeError once the lane is
+        closed.
         """
         await self._acquire(refusable)
         # submit + wrap_future is what run_in_executor does, less its checks of `fn`.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import threading
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from a2a.concurrency import Admission, Lane
+from a2a.concurrency import Admission, Lane, in_order
 from a2a.embeddings import Embedder
 from a2a.errors import Saturated
 from a2a.settings import load_settings
@@ -170,3 +171,22 @@ async def test_busy_counts_calls_running_or_waiting_and_returns_to_zero() -> Non
     with pytest.raises(RuntimeError):  # shut down: the call is refused, not counted for good
         await pool.run(lambda: 1)
     assert pool.busy == 0
+
+
+def test_one_calls_pool_yields_in_order_and_reads_only_a_little_ahead() -> None:
+    asked: list[int] = []
+
+    def square(n: int) -> int:
+        asked.append(n)
+        time.sleep(0.01 if n % 2 else 0)  # out of order in the threads, in order out
+        return n * n
+
+    results = in_order(square, itertools.count(), 2, name="cstp-test")
+    assert [next(results) for _ in range(5)] == [0, 1, 4, 9, 16]
+    results.close()
+    assert max(asked) <= 4 + 3  # at most threads + 1 items past the last one yielded
+
+
+def test_one_calls_pool_of_one_thread_is_the_callers_thread() -> None:
+    names = list(in_order(lambda _: threading.current_thread().name, range(3), 1, name="x"))
+    assert names == [threading.current_thread().name] * 3
