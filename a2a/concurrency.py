@@ -16,9 +16,11 @@ The threads of a process, by name:
 - `cstp-parse`: the parser lane, large JSON bodies parsed one at a time (a2a.rpc.dispatcher).
 - `cstp-page`, `cstp-minilm`: the pools of one call (`in_order`): a load's Chroma page
   readers, one document batch's MiniLM windows.
-- Threads of their own (`start_thread`): the query batcher's model threads
-  (a2a.embeddings.batching), `cstp index`'s embedding thread (a2a.embeddings.background),
-  the model child's parent watchdog (a2a.embeddings.child).
+- `cstp-index-embed`: `cstp index`'s model thread (a `Serial`, a2a.embeddings.background).
+- Threads of their own (`start_thread`), for loops their modules own: the query batcher's
+  model threads `cstp-embed-N` (a2a.embeddings.batching: they take shares of the queries
+  waiting, by design), and in the model's child process its parent watchdog `cstp-parent`
+  (a2a.embeddings.child).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import asyncio
 import itertools
 import logging
 import math
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -237,6 +240,55 @@ def in_order(
         finally:
             for future in pending:
                 future.cancel()
+
+
+class Serial:
+    """One daemon thread named `name` running the calls submitted to it, one at a time, in
+    order, while the submitter goes on (blocking code's own background worker: `cstp
+    index`'s model, a2a.embeddings.background). A daemon: a call in flight never holds up
+    the interpreter's exit.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None]
+        self._calls = queue.SimpleQueue()
+        self._abandoned = False
+        self._thread = start_thread(self._run, name, daemon=True)
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """`fn()` once the calls submitted before are done; its future raises what it
+        raised."""
+        done: Future[T] = Future()
+        self._calls.put((fn, done))
+        return done
+
+    def abandon(self) -> None:
+        """Cancel the calls not started; the one in flight finishes, unwaited for."""
+        self._abandoned = True
+        while True:
+            try:
+                call = self._calls.get_nowait()
+            except queue.Empty:
+                break
+            if call is not None:
+                call[1].cancel()
+        self._calls.put(None)
+
+    def close(self) -> None:
+        """Wait for the calls submitted (unless abandoned), then stop the thread."""
+        if not self._abandoned:
+            self._calls.put(None)
+            self._thread.join()
+
+    def _run(self) -> None:
+        while (call := self._calls.get()) is not None:
+            fn, done = call
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(fn())
+            except BaseException as error:  # handed to the submitter, who raises it
+                done.set_exception(error)
 
 
 def start_thread(target: Callable[[], object], name: str, *, daemon: bool) -> threading.Thread:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import queue
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -11,10 +10,8 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
-from a2a.concurrency import start_thread
+from a2a.concurrency import Serial
 from a2a.embeddings.base import Embedder
-
-_Job = tuple[list[str], "Future[npt.NDArray[np.float32]]"]
 
 
 class BackgroundModel(ABC):
@@ -44,7 +41,8 @@ class BackgroundModel(ABC):
 
 
 class ModelThread(BackgroundModel):
-    """`embedder` on one daemon thread: batches are embedded one at a time, in order.
+    """`embedder` on one daemon thread (a2a.concurrency.Serial): batches are embedded one
+    at a time, in order.
 
     Leaving the context waits for the batches submitted. `abandon()` instead cancels the
     batches not started and returns at once; the batch in flight finishes on the daemon
@@ -53,38 +51,17 @@ class ModelThread(BackgroundModel):
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._abandoned = False
-        self._thread = start_thread(self._run, "cstp-index-embed", daemon=True)
+        self._serial = Serial("cstp-index-embed")
 
     def submit(self, texts: Sequence[str]) -> Future[npt.NDArray[np.float32]]:
-        embedded: Future[npt.NDArray[np.float32]] = Future()
-        self._jobs.put((list(texts), embedded))
-        return embedded
+        batch = list(texts)
+        return self._serial.submit(lambda: self._vectors(batch))
 
     def abandon(self) -> None:
-        self._abandoned = True
-        while True:
-            try:
-                job = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if job is not None:
-                job[1].cancel()
-        self._jobs.put(None)
+        self._serial.abandon()
 
     def close(self) -> None:
-        if not self._abandoned:
-            self._jobs.put(None)
-            self._thread.join()
+        self._serial.close()
 
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            texts, embedded = job
-            if not embedded.set_running_or_notify_cancel():
-                continue
-            try:
-                vectors = self._embedder.embed_documents(texts)
-                embedded.set_result(np.asarray(vectors, dtype=np.float32))
-            except BaseException as error:  # handed to the caller, who raises it
-                embedded.set_exception(error)
+    def _vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        return np.asarray(self._embedder.embed_documents(texts), dtype=np.float32)
