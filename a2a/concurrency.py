@@ -29,12 +29,12 @@ import asyncio
 import itertools
 import logging
 import math
-import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from queue import Empty, SimpleQueue
 from typing import Any, TypeVar
 
 from a2a.errors import Saturated
@@ -250,8 +250,7 @@ class Serial:
     """
 
     def __init__(self, name: str) -> None:
-        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None]
-        self._calls = queue.SimpleQueue()
+        self._calls: SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = SimpleQueue()
         self._abandoned = False
         self._thread = start_thread(self._run, name, daemon=True)
 
@@ -268,7 +267,7 @@ class Serial:
         while True:
             try:
                 call = self._calls.get_nowait()
-            except queue.Empty:
+            except Empty:
                 break
             if call is not None:
                 call[1].cancel()

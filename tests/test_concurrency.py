@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from a2a.concurrency import Admission, Lane, in_order
+from a2a.concurrency import Admission, Lane, Serial, in_order
 from a2a.embeddings import Embedder
 from a2a.errors import Saturated
 from a2a.settings import load_settings
@@ -190,3 +190,32 @@ def test_one_calls_pool_yields_in_order_and_reads_only_a_little_ahead() -> None:
 def test_one_calls_pool_of_one_thread_is_the_callers_thread() -> None:
     names = list(in_order(lambda _: threading.current_thread().name, range(3), 1, name="x"))
     assert names == [threading.current_thread().name] * 3
+
+
+def test_a_serial_thread_runs_calls_in_order_and_abandon_cancels_those_not_started() -> None:
+    serial, release = Serial("cstp-test"), threading.Event()
+    order: list[str] = []
+
+    def first_call() -> str:
+        order.append("first")
+        release.wait(10)
+        return "first"
+
+    first = serial.submit(first_call)
+    second = serial.submit(lambda: order.append("second"))
+    third = serial.submit(lambda: 1 / 0)
+    while not order:  # the first call is running
+        time.sleep(0.01)
+    serial.abandon()  # returns at once: the call in flight is not waited for
+    assert not first.done()
+    release.set()
+    assert first.result(timeout=10) == "first"
+    assert second.cancelled() and third.cancelled() and order == ["first"]
+
+
+def test_a_serial_threads_call_raises_what_it_raised_and_the_next_still_runs() -> None:
+    serial = Serial("cstp-test")
+    failed = serial.submit(lambda: 1 / 0)
+    later = serial.submit(lambda: "next")
+    serial.close()  # waits for both
+    assert isinstance(failed.exception(), ZeroDivisionError) and later.result() == "next"
