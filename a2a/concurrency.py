@@ -6,13 +6,10 @@ The threads of a process, by name:
   and writes, searches not answered on the event loop, embeddings of a non-batched model).
   CSTP_WORKER_THREADS threads; overload refused by `Admission` (Saturated, -32005).
 - `cstp-background`: the background lane (`Lanes.background`), work never refused for
-  load: index loads (up to 110-197 s at 1M), the freshness check a call waits for, snapshot
-  writes, graph and union-graph builds, the Redis calls of shared rate limits. On the request
-  lane a load would hold one of its few threads for minutes, and calls to tenants already
-  loaded would wait or be refused behind it; behind a small lane, a long load would delay a
-  freshness check past its call's deadline (docs/scaling.md, "Where blocking work runs").
-  What starts the work bounds it: one load and one check at a time per index, one union
-  build at a time per replica.
+  load: index loads, the freshness check a call waits for, snapshot writes, graph and
+  union-graph builds, the Redis calls of shared rate limits. Apart from the request lane,
+  and large, for the reasons docs/scaling.md gives ("Where blocking work runs"); what
+  starts the work bounds it.
 - `cstp-parse`: the parser lane, large JSON bodies parsed one at a time (a2a.rpc.dispatcher).
 - `cstp-page`, `cstp-minilm`: the pools of one call (`in_order`): a load's Chroma page
   readers, one document batch's MiniLM windows.
