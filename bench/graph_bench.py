@@ -52,7 +52,7 @@ from a2a.index import graph as graph_module
 from a2a.index import search_index as planner
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import as_stored
 

@@ -34,8 +34,8 @@ from a2a.app.process import configure_process
 from a2a.embeddings import load_embedder
 from a2a.index import IndexedRecord
 from a2a.index.sync import LiveIndex
-from a2a.query.params import QueryFilters
 from a2a.query.service import QueryService
+from a2a.records.filters import QueryFilters
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import decode, to_metadata

@@ -31,7 +31,7 @@ from query_bench import generate_queries, generate_records, percentile
 from scale_bench import FILTERS, K, keyword_floor
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.metadata import decode, to_metadata
 
 

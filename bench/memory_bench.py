@@ -38,7 +38,7 @@ from query_bench import generate_queries, percentile
 
 from a2a.embeddings import load_embedder
 from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 
 #: Graph files of a snapshot: the graph's part is their size.
 GRAPH_FILES = ("graph.faiss", "graph_rows.npy")

@@ -53,8 +53,8 @@ from a2a.ingest import discover, load_file
 from a2a.ingest.markdown_adr import adr_passages
 from a2a.query.fusion import fuse
 from a2a.query.keyword import KeywordHit
-from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
+from a2a.records.filters import QueryFilters
 from a2a.settings import load_settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -42,12 +42,12 @@ import anyio
 
 from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
 from a2a.ingest.indexer import Indexer, IndexSummary
-from a2a.query.filters import to_where
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord, Reason, Stakes, Status
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.metadata import to_where
 
 #: Extra results the raw-Chroma floor asks for beyond LIMIT, as the service's Chroma-backed
 #: ranking once did to break ties by id (the search index now breaks them itself).

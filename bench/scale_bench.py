@@ -49,8 +49,9 @@ from a2a.index.sync import LiveIndex
 from a2a.index.tokens import analyze_query
 from a2a.index.vectors import VectorMatrix
 from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
-from a2a.query.params import QueryDecisionsParams, QueryFilters
+from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
+from a2a.records.filters import QueryFilters
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 

@@ -31,7 +31,7 @@ from a2a.decisions.indexed import IndexTable
 from a2a.decisions.params import GetStatsParams
 from a2a.decisions.service import DecisionService
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import as_stored

@@ -37,7 +37,7 @@ from a2a.index.search_index import IndexedRecord  # noqa: E402
 from a2a.index.tokens import analyze_query  # noqa: E402
 from a2a.ingest.indexer import Indexer, IndexSummary  # noqa: E402
 from a2a.query.fusion import FusionConfig, fuse  # noqa: E402
-from a2a.query.params import QueryFilters  # noqa: E402
+from a2a.records.filters import QueryFilters  # noqa: E402
 from a2a.settings import Settings  # noqa: E402
 from a2a.store.metadata import as_stored  # noqa: E402
 

@@ -15,7 +15,7 @@ from a2a.decisions.results import (
     RecordDecisionResult,
     StatsResult,
 )
-from a2a.query.results import DecisionMetadata
+from a2a.records.summary import DecisionMetadata
 
 
 def _given(**params: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from a2a.decisions.paging import Order, Position
 from a2a.errors import FieldError, InvalidParams
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 
 #: Bytes of HMAC-SHA256 kept in a cursor: 128 bits, far beyond guessing.
 _MAC_BYTES = 16

@@ -12,8 +12,8 @@ from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.table import Coded, DecisionTable
 from a2a.decisions.writes import Runner, WriteListener
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
+from a2a.records.filters import QueryFilters
 from a2a.store.stored import StoredDecision
 
 

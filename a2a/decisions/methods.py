@@ -9,7 +9,7 @@ from typing import Any
 from a2a.decisions import params as p
 from a2a.decisions import results as r
 from a2a.decisions.service import DecisionService
-from a2a.query.results import DecisionMetadata
+from a2a.records.summary import DecisionMetadata
 from a2a.rpc.methods import CallContext, Method, method, table
 
 _ID = "dec-2026-02-invoices-db"

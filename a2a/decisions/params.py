@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, StrictStr, create_model
 
-from a2a.query.dates import parse_bound
-from a2a.query.params import Confidence, QueryFilters, WireModel
 from a2a.records import Outcome, Stakes, Status
+from a2a.records.dates import parse_bound
+from a2a.records.filters import Confidence, QueryFilters, WireModel
 
 MAX_TITLE_CHARS: Final = 500
 MAX_REASONS: Final = 20

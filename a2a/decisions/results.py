@@ -9,10 +9,10 @@ from pydantic import Field
 from a2a.decisions.calibration import Calibration
 from a2a.decisions.drift import DriftGroup
 from a2a.decisions.stats import Count, Stats
-from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord
+from a2a.records.dates import date_text, format_date
+from a2a.records.summary import DecisionMetadata, summary_fields
 from a2a.rpc.wire import WireModel
-from a2a.store.metadata import date_text, format_date, summary_fields
 
 
 class RecordDecisionResult(WireModel):

@@ -39,9 +39,9 @@ from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written
 from a2a.embeddings import Embedder
 from a2a.errors import LockedElsewhere, StoreUnavailable
-from a2a.query.dates import parse_bound
-from a2a.query.results import DecisionMetadata
 from a2a.records import DecisionRecord, Reason, canonical_hash
+from a2a.records.dates import parse_bound
+from a2a.records.summary import DecisionMetadata
 from a2a.store.async_store import AsyncStore
 from a2a.store.metadata import as_stored, record_of
 from a2a.store.pages import StoredRecord

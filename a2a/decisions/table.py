@@ -11,8 +11,8 @@ import numpy.typing as npt
 
 from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.paging import IdsOf, Rows
-from a2a.query.filters import to_where
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
+from a2a.store.metadata import to_where
 from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:

@@ -5,16 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.index.stored_fields import load_part, padded, save_arrays
+from a2a.records.filters import QueryFilters
 from a2a.store.stored import StoredDecision
-
-if TYPE_CHECKING:
-    from a2a.query.params import QueryFilters
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -237,7 +235,7 @@ class FilterColumns:
     def mask(self, filters: QueryFilters | None) -> BoolArray:
         """True for each alive row passing `filters` (a new array of len(self)).
 
-        Exactly `a2a.query.filters.to_where`'s semantics, so the index and Chroma agree
+        Exactly `a2a.store.metadata.to_where`'s semantics, so the index and Chroma agree
         (tests/index/test_filter_crosscheck.py runs both): both bounds inclusive; dates
         compare as integer epoch seconds, the lower bound rounded up and the upper one
         down; a row whose field is absent never matches a filter on that field

@@ -11,15 +11,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.index.columns import BoolArray
-
-if TYPE_CHECKING:
-    from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 
 #: Masks kept per index generation (each is one byte per row: 1 MB at 1M rows).
 MASKS_KEPT = 32

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,10 +27,9 @@ from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
 from a2a.records import normalize_tags
-from a2a.store.stored import SUMMARY_FIELDS, StoredDecision
-
-if TYPE_CHECKING:
-    from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
+from a2a.records.summary import SUMMARY_FIELDS
+from a2a.store.stored import StoredDecision
 
 #: Up to this many passing rows, a semantic search scores each of them exactly (float64 from
 #: float32) in one step; past it, a float32 scan first and only the rows near the k-th
@@ -121,7 +120,7 @@ class SearchIndex:
 
     Public API (used by the query, similarity, list and calibration services):
     - `upsert(records)`, `remove(ids)`, `clear()`: writes.
-    - `mask(filters) -> bool[len]`: rows passing QueryFilters (a2a.query.filters semantics).
+    - `mask(filters) -> bool[len]`: rows passing QueryFilters (as `a2a.store.metadata.to_where`).
     - `semantic(vector, mask, k)`, `keyword(query, mask, k)`, `distances(vector, rows)`,
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.

@@ -8,26 +8,8 @@ from typing import Any
 
 from pydantic import Field
 
+from a2a.records.summary import SUMMARY_FIELDS, DecisionMetadata
 from a2a.rpc.wire import WireModel
-from a2a.store.stored import SUMMARY_FIELDS
-
-
-class DecisionMetadata(WireModel):
-    """The metadata every result shows of a decision; None where the record lacks a field."""
-
-    id: str
-    title: str | None
-    category: str | None
-    confidence: float | None
-    stakes: str | None
-    status: str | None
-    outcome: str | None
-    date: str | None
-    source: str | None
-    #: Agent id of the writer for records written over the protocol, None for files.
-    recorded_by: str | None = None
-    #: The tenant the decision belongs to (CONTRACT.md, Tenants); set on every answer.
-    tenant: str | None = Field(default=None, description="the tenant of the decision")
 
 
 class DecisionSummary(DecisionMetadata):

@@ -14,8 +14,9 @@ from pydantic import (
     model_validator,
 )
 
-from a2a.query.params import MAX_LIMIT, QueryFilters, WireModel
+from a2a.query.params import MAX_LIMIT
 from a2a.records import Stakes
+from a2a.records.filters import QueryFilters, WireModel
 
 #: Most tags a proposal may carry, and the longest tag: bounds on work and on error lists.
 MAX_TAGS = 64

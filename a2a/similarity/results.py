@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from a2a.query.results import DecisionMetadata
+from a2a.records.summary import DecisionMetadata
 from a2a.rpc.wire import WireModel
 from a2a.similarity.scoring import Profile, ScoreComponents
 

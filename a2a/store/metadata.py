@@ -1,14 +1,18 @@
-"""Decision record -> Chroma metadata -> StoredDecision: flat scalars and non-empty lists."""
+"""Decision record <-> Chroma metadata (flat scalars and non-empty lists), and query
+filters -> a Chroma `where` over the same keys: the one place those keys are named."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from a2a.records import DecisionRecord, Reason
+from a2a.records.dates import date_text, format_date
+from a2a.records.filters import QueryFilters
+from a2a.records.summary import summary_fields
 from a2a.store.stored import StoredDecision
 
 # Chroma rejects None values and empty lists in metadata, so a missing field is an absent
@@ -40,7 +44,7 @@ LIFECYCLE_FIELDS: Final = ("history", "supersedes", "superseded_by", "related_to
 def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
     """Chroma metadata for `record`: the keys a Chroma `where` reads, and the whole record.
 
-    Only the keys of a2a.query.filters (the date as epoch seconds, int), `content_hash`
+    Only the keys `to_where` reads (the date as epoch seconds, int), `content_hash`
     and the whole record as canonical JSON under RECORD_KEY are written: every key is a
     row in Chroma's SQLite metadata table, with its index entries, and the other fields
     cost ~40% of Chroma's write CPU; `decode` reads them back from the record. `content_hash` is
@@ -57,9 +61,39 @@ def to_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:
     }
     if record.date is not None:
         # Whole seconds at or before the date (floor, not int(): int() rounds a date before
-        # 1970 with a fraction up, past the filter bounds a2a.query.filters computes).
+        # 1970 with a fraction up, past the filter bounds `to_where` computes).
         values["date_epoch"] = math.floor(record.date.timestamp())
     return {key: value for key, value in values.items() if value is not None}
+
+
+def to_where(filters: QueryFilters | None) -> dict[str, Any] | None:
+    """The Chroma `where` for `filters`, or None when nothing filters.
+
+    Chroma wants exactly one operator per dict and two or more items under `$and`, so a
+    single condition is returned bare. Dates compare as integer epoch seconds
+    (`date_epoch`): the lower bound is rounded up and the upper bound down, which keeps
+    both inclusive for records stored to the second.
+    """
+    if filters is None:
+        return None
+    conditions: list[dict[str, Any]] = []
+    if filters.category is not None:
+        conditions.append({"category": {"$eq": filters.category}})
+    if filters.min_confidence is not None:
+        conditions.append({"confidence": {"$gte": float(filters.min_confidence)}})
+    if filters.max_confidence is not None:
+        conditions.append({"confidence": {"$lte": float(filters.max_confidence)}})
+    if (after := filters.after) is not None:
+        conditions.append({"date_epoch": {"$gte": math.ceil(after.timestamp())}})
+    if (before := filters.before) is not None:
+        conditions.append({"date_epoch": {"$lte": math.floor(before.timestamp())}})
+    if filters.stakes is not None:
+        conditions.append({"stakes": {"$in": sorted(set(filters.stakes))}})
+    if filters.status is not None:
+        conditions.append({"status": {"$in": sorted(set(filters.status))}})
+    if not conditions:
+        return None
+    return conditions[0] if len(conditions) == 1 else {"$and": conditions}
 
 
 def record_json(record: DecisionRecord) -> str:
@@ -135,29 +169,6 @@ def stored_of(record: DecisionRecord, metadata: Mapping[str, Any]) -> StoredDeci
     )
 
 
-def summary_fields(record: DecisionRecord) -> dict[str, Any]:
-    """The fields every answer shows of `record` (a2a.query.results.DecisionMetadata's,
-    tenant aside), by field name, `date` as RFC 3339 UTC text: the one place they are
-    copied from a record, for the stored form and the wire's."""
-    return {
-        "id": record.id,
-        "title": record.title,
-        "category": record.category,
-        "confidence": record.confidence,
-        "stakes": record.stakes,
-        "status": record.status,
-        "outcome": record.outcome,
-        "date": date_text(record.date),
-        "source": record.source,
-        "recorded_by": record.recorded_by,
-    }
-
-
-def date_text(value: datetime | None) -> str | None:
-    """`value` as RFC 3339 UTC text (format_date); None stays None."""
-    return None if value is None else format_date(value)
-
-
 def from_metadata(record_id: str, metadata: Mapping[str, Any]) -> DecisionRecord:
     """The record kept in `metadata`: `record_of(decode(record_id, metadata))`."""
     return record_of(decode(record_id, metadata))
@@ -224,13 +235,6 @@ def _fields_of_json(text: object) -> dict[str, Any]:
             format_date(datetime.fromisoformat(moment)) if isinstance(moment, str) else None
         )
     return fields
-
-
-def format_date(value: datetime) -> str:
-    """RFC 3339 in UTC with a `Z`, to the second: `2026-01-20T14:00:00Z`."""
-    utc = value.astimezone(UTC)
-    # strftime's %Y does not pad years below 1000 on every platform; RFC 3339 needs 4 digits.
-    return f"{utc.year:04d}-{utc.strftime('%m-%dT%H:%M:%S')}Z"
 
 
 def _moment(value: str | None) -> datetime | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from a2a.records.summary import SUMMARY_FIELDS
+
 
 @dataclass(frozen=True, slots=True)
 class StoredDecision:
@@ -47,17 +49,3 @@ class StoredDecision:
         """The fields every result summary shows (SUMMARY_FIELDS), by their snake_case
         names, in wire order (CONTRACT.md, DecisionMetadata)."""
         return {name: getattr(self, name) for name in SUMMARY_FIELDS}
-
-
-#: The fields every result summary shows of a decision besides its id, in wire order.
-SUMMARY_FIELDS = (
-    "title",
-    "category",
-    "confidence",
-    "stakes",
-    "status",
-    "outcome",
-    "date",
-    "source",
-    "recorded_by",
-)

@@ -7,7 +7,7 @@ import pytest
 from a2a.decisions.cursor import CursorCodec
 from a2a.decisions.paging import Position
 from a2a.errors import InvalidParams
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 
 ARCH = QueryFilters.model_validate({"category": "architecture"})
 

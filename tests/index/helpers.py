@@ -8,10 +8,10 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.query.filters import to_where
-from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
+from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.metadata import to_where
 from a2a.store.stored import StoredDecision
 
 #: Dimension and categories of the graph tests' records (`graph_records`).

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from a2a.index.columns import FilterColumns
-from a2a.query.filters import to_where
-from a2a.query.params import QueryFilters
 from a2a.records import DecisionRecord
+from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
+from a2a.store.metadata import to_where
 from a2a.store.stored import StoredDecision
 from tests.conftest import EVERY_FILTER, SAMPLE, utc
 from tests.index.helpers import index_of, passing_both_ways, write

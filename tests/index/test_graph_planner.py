@@ -11,7 +11,7 @@ from a2a.index.search_index import (
     ORG_GRAPH_MIN_ROWS,
     walk_breadth,
 )
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.stored import StoredDecision
 from tests.index.helpers import clustered, graph_records
 

@@ -7,7 +7,7 @@ import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.mask_cache import MASKS_KEPT, MaskCache
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.stored import StoredDecision
 
 

@@ -16,7 +16,7 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import EXACT_AT_MOST, MIN_COMPACT
 from a2a.index.tokens import analyze, analyze_query
 from a2a.index.vectors import GATHER_BELOW
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.metadata import decode
 from a2a.store.stored import StoredDecision
 from tests.conftest import ADR_CORPUS, require_shared

@@ -13,7 +13,7 @@ import pytest
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
 from a2a.index.union_graph import UnionGraph
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.stored import StoredDecision
 from tests.index.helpers import clustered, graph_records
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from a2a.query.filters import to_where
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
+from a2a.store.metadata import to_where
 from tests.conftest import EVERY_FILTER
 
 JAN_1_2026 = 1767225600  # 2026-01-01T00:00:00Z

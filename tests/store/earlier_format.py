@@ -10,8 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.records import DecisionRecord
+from a2a.records.dates import format_date
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, format_date, record_json
+from a2a.store.metadata import UPDATED_AT_KEY, MetadataValue, record_json
 
 
 def earlier_metadata(record: DecisionRecord) -> dict[str, MetadataValue]:

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 from a2a.embeddings import Embedder
-from a2a.query.filters import to_where
-from a2a.query.params import QueryFilters
+from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import as_stored, to_metadata
+from a2a.store.metadata import as_stored, to_metadata, to_where
 from tests.conftest import SAMPLE, index_records
 from tests.index.helpers import index_of, passing_both_ways, unit_vectors, write
 from tests.index.test_filter_crosscheck import EDGES, FILTERS

@@ -132,7 +132,7 @@ def chromadb_revision(store: ChromaDecisionStore) -> str:
 def test_dates_before_year_1000_are_four_digit_rfc3339() -> None:
     from datetime import UTC, datetime
 
-    from a2a.store.metadata import format_date
+    from a2a.records.dates import format_date
 
     assert format_date(datetime(999, 5, 1, tzinfo=UTC)) == "0999-05-01T00:00:00Z"
     assert format_date(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00Z"

@@ -1,4 +1,4 @@
-"""Date-time bounds as CONTRACT.md reads them: RFC 3339 with offset, or a bare UTC day."""
+"""Date-times as CONTRACT.md reads them (RFC 3339, a bare UTC day) and writes them (`...Z`)."""
 
 from __future__ import annotations
 
@@ -48,3 +48,15 @@ def _to_date(text: str) -> datetime:
         return datetime.strptime(text, "%Y-%m-%d")
     except ValueError:
         raise ValueError(f"{text!r} is not a real date") from None
+
+
+def format_date(value: datetime) -> str:
+    """RFC 3339 in UTC with a `Z`, to the second: `2026-01-20T14:00:00Z`."""
+    utc = value.astimezone(UTC)
+    # strftime's %Y does not pad years below 1000 on every platform; RFC 3339 needs 4 digits.
+    return f"{utc.year:04d}-{utc.strftime('%m-%dT%H:%M:%S')}Z"
+
+
+def date_text(value: datetime | None) -> str | None:
+    """`value` as RFC 3339 UTC text (format_date); None stays None."""
+    return None if value is None else format_date(value)
