@@ -54,7 +54,6 @@ from a2a.index.snapshot import SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import as_stored
 
 FAST = "wordllama-l2-supercat-256"
 K = 10
@@ -81,9 +80,7 @@ def build_records(size: int) -> list[IndexedRecord]:
     decisions = generate_records(size, seed=7)
     texts = [d.embedding_text() for d in decisions]
     vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
-    return [
-        IndexedRecord(d.id, as_stored(d), vectors[n], texts[n]) for n, d in enumerate(decisions)
-    ]
+    return [IndexedRecord(d.id, d, vectors[n], texts[n]) for n, d in enumerate(decisions)]
 
 
 def timed(call: Callable[[], Any]) -> tuple[float, Any]:

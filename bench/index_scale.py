@@ -38,7 +38,6 @@ from a2a.query.service import QueryService
 from a2a.records.filters import QueryFilters
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import decode, to_metadata
 
 
 async def measure(size: int, queries: int, folder: Path) -> None:
@@ -60,7 +59,7 @@ async def measure(size: int, queries: int, folder: Path) -> None:
         batch = [
             IndexedRecord(
                 f"{first + i:07d}",
-                decode(f"{first + i:07d}", to_metadata(r)),
+                r,
                 vectors[i],
                 r.embedding_text(),
             )

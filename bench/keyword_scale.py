@@ -32,7 +32,6 @@ from scale_bench import FILTERS, K, keyword_floor
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.records.filters import QueryFilters
-from a2a.store.metadata import decode, to_metadata
 
 
 def build(size: int, base: int) -> tuple[SearchIndex, bm25s.BM25]:
@@ -41,13 +40,12 @@ def build(size: int, base: int) -> tuple[SearchIndex, bm25s.BM25]:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((base, 4)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    decisions = [decode(f"{i:07d}", to_metadata(r)) for i, r in enumerate(records)]
     documents = [r.embedding_text() for r in records]
     index = SearchIndex()
     for copy in range(0, size, base):
         for first in range(0, min(base, size - copy), 50_000):
             batch = [
-                IndexedRecord(f"{copy + i:07d}", decisions[i], vectors[i], documents[i])
+                IndexedRecord(f"{copy + i:07d}", records[i], vectors[i], documents[i])
                 for i in range(first, min(first + 50_000, base, size - copy))
             ]
             index.upsert(batch)

@@ -34,7 +34,6 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.records.filters import QueryFilters
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import as_stored
 
 FILTER = {"category": "security"}
 DIMENSION = 256
@@ -65,7 +64,7 @@ def build(size: int) -> SearchIndex:
         batch = []
         for n, record in enumerate(chunk):
             record = record.model_copy(update={"recorded_by": f"agent-{(start + n) % 20}"})
-            batch.append(IndexedRecord(record.id, as_stored(record), vectors[n], record.title))
+            batch.append(IndexedRecord(record.id, record, vectors[n], record.title))
         index.upsert(batch)
     return index
 

@@ -39,7 +39,6 @@ from a2a.ingest.indexer import Indexer, IndexSummary  # noqa: E402
 from a2a.query.fusion import FusionConfig, fuse  # noqa: E402
 from a2a.records.filters import QueryFilters  # noqa: E402
 from a2a.settings import Settings  # noqa: E402
-from a2a.store.metadata import as_stored  # noqa: E402
 
 TITLE_WEIGHTS = (1, 2, 3, 4)
 CANDIDATES = 50
@@ -107,10 +106,7 @@ def main() -> None:
     for weight in TITLE_WEIGHTS:
         index = SearchIndex(field_weights=FieldWeights(weight, 1))
         index.upsert(
-            [
-                IndexedRecord(r.id, as_stored(r), v, t)
-                for r, v, t in zip(records, vectors, texts, strict=True)
-            ]
+            [IndexedRecord(r.id, r, v, t) for r, v, t in zip(records, vectors, texts, strict=True)]
         )
         ranked = rankings(index, embedder, pooled, sources)
         if weight == 1:

@@ -16,7 +16,7 @@ from a2a.embeddings.child import ModelProcess
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.stored import StoredDecision
+from a2a.store.pages import StoredRecord
 
 FAST = "wordllama-l2-supercat-256"
 BATCH = 4
@@ -36,7 +36,7 @@ class WaitingStore(ChromaDecisionStore):
 
     def upsert(
         self, records: Sequence[DecisionRecord], embeddings: Any, **kwargs: Any
-    ) -> list[StoredDecision]:
+    ) -> list[StoredRecord]:
         if self.seen_during_first_write is None:
             self.seen_during_first_write = self.second_batch.wait(timeout=20)
         return super().upsert(records, embeddings, **kwargs)

@@ -20,7 +20,7 @@ from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import decode, record_of
+from a2a.store.metadata import decode
 from tests.servers import cstp
 
 CORPUS = Corpus(
@@ -54,7 +54,7 @@ CORPUS = Corpus(
     ],
 )
 def test_stale_ids(record_id: str, metadata: dict[str, Any], stale: bool) -> None:
-    assert stale_ids([decode(record_id, metadata)], CORPUS) == ([record_id] if stale else [])
+    assert stale_ids([decode(record_id, metadata)[0]], CORPUS) == ([record_id] if stale else [])
 
 
 def read_corpus(paths: list[Path]) -> Corpus:
@@ -140,7 +140,7 @@ async def test_a_pruned_record_leaves_no_link_behind_and_its_superseded_one_reco
 
 def linked(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     (row,) = store.get(ids=[record_id])
-    return record_of(row.decision)
+    return row.decision
 
 
 def test_prune_refuses_a_missing_folder_and_removes_nothing(

@@ -12,9 +12,9 @@ from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.table import Coded, DecisionTable
 from a2a.decisions.writes import Runner, WriteListener
 from a2a.index import IndexedRecord, SearchIndex
-from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
-from a2a.store.stored import StoredDecision
+from a2a.records.summary import DecisionMetadata
+from a2a.store.pages import StoredRecord
 
 
 class IndexSource(Protocol):
@@ -56,14 +56,12 @@ class IndexTable:
         if stale_read is None:
             return table
 
-        def stale_decisions(ids: list[str]) -> dict[str, StoredDecision] | None:
+        def stale_decisions(ids: list[str]) -> dict[str, DecisionMetadata] | None:
             if not stale_read():
                 return None
             with index.reading():
-                rows = [(i, index.row_of(i)) for i in ids]
-                found = [(i, r) for i, r in rows if r is not None]
-                records = index.records([r for _, r in found])
-            return {i: d for (i, _), d in zip(found, records, strict=True)}
+                rows = [row for row in map(index.row_of, ids) if row is not None]
+                return {summary.id: summary for summary in index.summaries(rows)}
 
         return dataclasses.replace(table, stale_decisions=stale_decisions)
 
@@ -102,14 +100,13 @@ def index_writes(source: IndexSource, run: Runner) -> WriteListener:
     """A WriteListener that puts each written batch into the index before the answers."""
 
     async def listen(
-        records: Sequence[DecisionRecord],
-        stored: Sequence[StoredDecision],
+        stored: Sequence[StoredRecord],
         vectors: Sequence[Sequence[float]],
         documents: Sequence[str],
     ) -> None:
         batch = [
-            IndexedRecord(r.id, s, v, d)
-            for r, s, v, d in zip(records, stored, vectors, documents, strict=True)
+            IndexedRecord(s.id, s.decision, v, d, s.updated_at)
+            for s, v, d in zip(stored, vectors, documents, strict=True)
         ]
         await run(lambda: source.apply(batch))
 

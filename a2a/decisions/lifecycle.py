@@ -18,7 +18,6 @@ from a2a.decisions.writes import Written
 from a2a.errors import FieldError, InvalidParams, MissingScope
 from a2a.records import Change, DecisionRecord, Reason, differences
 from a2a.store.async_store import AsyncStore
-from a2a.store.metadata import record_of
 from a2a.store.pages import StoredRecord
 
 log = logging.getLogger(__name__)
@@ -80,7 +79,7 @@ class Lifecycle:
         update the reverse links of what it links to; the record after the change."""
         sent = params.changes.model_fields_set
         async with self._locked(params.id, _sent_links(params)) as (stored, known):
-            old = record_of(stored.decision)
+            old = stored.decision
             new = _changed(old, params)
             await self._check_links(
                 old.id, {n: getattr(new, n) for n in sent if n in REVERSE}, known, "changes"
@@ -107,7 +106,7 @@ class Lifecycle:
         Someone else's decision needs scope `admin`: MissingScope("admin").
         """
         async with self._locked(params.id, ()) as (stored, known):
-            record = record_of(stored.decision)
+            record = stored.decision
             if record.recorded_by != agent and not allows(scopes, "admin"):
                 raise MissingScope("admin")
             changed = detached(known.records.values(), record, at=self.clock(), by=agent)
@@ -135,10 +134,10 @@ class Lifecycle:
         that exist), all locked for the block. Unknown id: InvalidParams on `id`."""
         for _ in range(MAX_ATTEMPTS):
             first = await self._one(record_id)
-            wanted = neighbours(record_of(first.decision)) | set(extra)
+            wanted = neighbours(first.decision) | set(extra)
             async with self.locks.hold_all(wanted | {record_id}):
                 stored = await self._one(record_id)
-                if neighbours(record_of(stored.decision)) - wanted:
+                if neighbours(stored.decision) - wanted:
                     continue  # its links changed meanwhile: lock the new set
                 known = await self._read(wanted - {record_id})
                 yield stored, known
@@ -156,7 +155,7 @@ class Lifecycle:
             return Linked()
         rows = await self.store.get(ids=sorted(ids), documents=True)
         return Linked(
-            {row.id: record_of(row.decision) for row in rows},
+            {row.id: row.decision for row in rows},
             {row.id: row.document for row in rows},
         )
 
@@ -188,7 +187,7 @@ class Lifecycle:
             missing = frontier - set(found)
             if missing:
                 rows = await self.store.get(ids=sorted(missing))
-                found.update({row.id: record_of(row.decision) for row in rows})
+                found.update({row.id: row.decision for row in rows})
             for i, record in found.items():
                 graph[i] = list(record.supersedes)
             frontier = {n for r in found.values() for n in r.supersedes} - set(graph)

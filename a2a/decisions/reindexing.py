@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from a2a.decisions.links import SUPERSEDED
 from a2a.records import Change, DecisionRecord, differences
-from a2a.store.metadata import LIFECYCLE_FIELDS, record_of
-from a2a.store.stored import StoredDecision
+from a2a.store.metadata import LIFECYCLE_FIELDS
+from a2a.store.pages import StoredRecord
 
 if TYPE_CHECKING:
     from a2a.store.interface import DecisionStore
@@ -29,7 +29,7 @@ CONTENT_FIELDS = tuple(
 )
 
 
-def carry_stored(record: DecisionRecord, stored: StoredDecision, at: datetime) -> DecisionRecord:
+def carry_stored(record: DecisionRecord, stored: StoredRecord, at: datetime) -> DecisionRecord:
     """`record` (fresh from its file) with what the service stored on its earlier version.
 
     - Its history and its links, both ways, as stored: other decisions link to it, and a
@@ -43,9 +43,9 @@ def carry_stored(record: DecisionRecord, stored: StoredDecision, at: datetime) -
     changed, `[old, new]`, as cstp.updateDecision's entries do: an update of the content
     that the file replaces stays in the history.
     """
-    kept = record_of(stored)
+    kept = stored.decision
     update = {key: getattr(kept, key) for key in LIFECYCLE_FIELDS}
-    if stored.reviewed_at is not None:
+    if kept.reviewed_at is not None:
         update |= {key: getattr(kept, key) for key in REVIEW_FIELDS}
     if kept.superseded_by:
         update["status"] = SUPERSEDED
@@ -54,7 +54,7 @@ def carry_stored(record: DecisionRecord, stored: StoredDecision, at: datetime) -
         update={**update, "origin_hash": record.origin_hash or record.content_hash()}
     )
     changes = differences(kept, new, CONTENT_FIELDS)
-    if not changes or stored.record_json is None:
+    if not changes or not stored.whole:
         # A record stored before records were kept whole: its earlier content is unknown.
         return new
     entry = Change(at=at, by=None, reason=f"re-indexed from {_file_of(new)}", changes=changes)
@@ -84,14 +84,14 @@ def keep_stored(store: DecisionStore, records: Sequence[DecisionRecord], at: dat
 
     One store read for the batch; raises StoreUnavailable when Chroma fails.
     """
-    stored = {row.id: row.decision for row in store.get(ids=[r.id for r in records])}
+    stored = {row.id: row for row in store.get(ids=[r.id for r in records])}
     kept, refused = [], []
     for record in records:
         old = stored.get(record.id)
         if old is None:
             kept.append(record)
-        elif old.recorded_by is not None:
-            refused.append((record, old.recorded_by))
+        elif old.decision.recorded_by is not None:
+            refused.append((record, old.decision.recorded_by))
         else:
             kept.append(carry_stored(record, old, at))
     return Kept(kept, refused)

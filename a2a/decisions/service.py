@@ -43,7 +43,6 @@ from a2a.records import DecisionRecord, Reason, canonical_hash
 from a2a.records.dates import parse_bound
 from a2a.records.summary import DecisionMetadata
 from a2a.store.async_store import AsyncStore
-from a2a.store.metadata import as_stored, record_of
 from a2a.store.pages import StoredRecord
 
 #: Random bits in a server-assigned id (`dec-` + 20 hex digits). CONTRACT.md asks for at
@@ -158,7 +157,7 @@ class DecisionService:
         """Apply `params.changes` (kept in the history with `params.reason`); the summary
         after the change. See Lifecycle.update."""
         record = await self._lifecycle.update(params, agent)
-        return DecisionMetadata(id=record.id, **as_stored(record).summary)
+        return DecisionMetadata.of(record)
 
     async def delete_decision(
         self, params: DeleteDecisionParams, agent: str, scopes: Scopes
@@ -176,7 +175,7 @@ class DecisionService:
         self._store.start_deadline()  # the lock's holder may be waiting on Chroma
         async with self._locks.hold(params.id):
             stored = await self._one(params.id, documents=True)
-            record = record_of(stored.decision)
+            record = stored.decision
             update: dict[str, Any] = {
                 "outcome": params.outcome,
                 "status": params.status,
@@ -187,14 +186,14 @@ class DecisionService:
             reviewed = record.model_copy(update=update)
             # The embedded text has no review fields: the stored one is kept as it is.
             await self._commit(Written(reviewed, stored.document, replace=True))
-        return DecisionMetadata(id=reviewed.id, **as_stored(reviewed).summary)
+        return DecisionMetadata.of(reviewed)
 
     # -- reads -----------------------------------------------------------------------------
 
     async def get_decision(self, params: GetDecisionParams) -> wire.DecisionResult:
         """The whole record of `params.id`; unknown id: InvalidParams on `id`."""
         stored = await self._one(params.id)
-        return wire.DecisionResult.of(record_of(stored.decision))
+        return wire.DecisionResult.of(stored.decision)
 
     async def list_decisions(self, params: ListDecisionsParams) -> wire.ListDecisionsResult:
         """One page of summaries in date order; a bad cursor: InvalidParams on `cursor`."""
@@ -208,7 +207,8 @@ class DecisionService:
         chosen = page(table.date_epoch, table.ids, table.mask, params.order, params.limit, after)
         ids = [str(i) for i in page_ids(table.ids, chosen.rows)]
         try:
-            found = {row.id: row.decision for row in await self._store.get(ids=ids)}
+            rows = await self._store.get(ids=ids)
+            found = {row.id: DecisionMetadata.of(row.decision) for row in rows}
         except StoreUnavailable:
             stale = None if table.stale_decisions is None else table.stale_decisions(ids)
             if stale is None:
@@ -216,7 +216,7 @@ class DecisionService:
             found = stale
         return wire.ListDecisionsResult(
             # A row removed since the table was read is left out rather than shown empty.
-            decisions=[DecisionMetadata(id=i, **found[i].summary) for i in ids if i in found],
+            decisions=[found[i] for i in ids if i in found],
             next_cursor=None
             if chosen.next is None
             else self._cursors.encode(chosen.next, params.order, params.filters),

@@ -12,8 +12,8 @@ import numpy.typing as npt
 from a2a.decisions.calibration import outcome_scores
 from a2a.decisions.paging import IdsOf, Rows
 from a2a.records.filters import QueryFilters
+from a2a.records.summary import DecisionMetadata
 from a2a.store.metadata import to_where
-from a2a.store.stored import StoredDecision
 
 if TYPE_CHECKING:
     from a2a.store.async_store import AsyncStore
@@ -40,9 +40,9 @@ class DecisionTable:
     #: (-1 when absent) and the value of each code (cstp.getStats counts codes, not strings).
     coded: Callable[[str], Coded] = lambda name: Coded(np.zeros(0, np.int64), [])
 
-    #: For a call whose Chroma read failed: the decisions of the ids asked for, from the
+    #: For a call whose Chroma read failed: the summaries of the ids asked for, from the
     #: index (the call marked stale), or None when it may not be answered stale.
-    stale_decisions: Callable[[list[str]], dict[str, StoredDecision] | None] | None = None
+    stale_decisions: Callable[[list[str]], dict[str, DecisionMetadata] | None] | None = None
 
     def labels(self, name: str, rows: Rows) -> list[str | None]:
         """The value of coded column `name` at each of `rows` (None where absent)."""

@@ -14,7 +14,7 @@ from a2a.errors import FieldError, InvalidParams, StoreUnavailable
 from a2a.records import DecisionRecord
 from a2a.store.async_store import AsyncStore
 from a2a.store.deadlines import call_deadline
-from a2a.store.stored import StoredDecision
+from a2a.store.pages import StoredRecord
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -40,16 +40,10 @@ class Runner(Protocol):
     def __call__(self, call: Callable[[], T], /) -> Awaitable[T]: ...
 
 
-#: Told of every batch written (records, what the store keeps of them, their vectors,
-#: their embedded texts), so an in-process index can take it in before the answers.
+#: Told of every batch written (the records as stored, their vectors, their embedded
+#: texts), so an in-process index can take it in before the answers.
 WriteListener = Callable[
-    [
-        Sequence[DecisionRecord],
-        Sequence[StoredDecision],
-        Sequence[Sequence[float]],
-        Sequence[str],
-    ],
-    Awaitable[None],
+    [Sequence[StoredRecord], Sequence[Sequence[float]], Sequence[str]], Awaitable[None]
 ]
 
 
@@ -135,10 +129,9 @@ class BatchWriter:
             run = self._finish
             if only_new:
                 rows, stored_as = await self._claimed(writes, rows, stored_as, results)
-                records = [writes[n][1].record for n in rows]
             if self._on_write is not None and rows:
                 await self._on_write(
-                    records, stored_as, [vectors[n] for n in rows], [documents[n] for n in rows]
+                    stored_as, [vectors[n] for n in rows], [documents[n] for n in rows]
                 )
         return results
 
@@ -146,14 +139,14 @@ class BatchWriter:
         self,
         writes: list[tuple[int, Written]],
         rows: list[int],
-        written: list[StoredDecision],
+        written: list[StoredRecord],
         results: list[bool | Exception],
-    ) -> tuple[list[int], list[StoredDecision]]:
+    ) -> tuple[list[int], list[StoredRecord]]:
         """The rows of `writes` whose record Chroma kept as written here, with their
         metadata; the others' results set from the record another writer stored first."""
         ids = [writes[n][1].record.id for n in rows]
-        now = {row.id: row.decision for row in await self._store.get(ids=ids, refusable=False)}
-        kept: tuple[list[int], list[StoredDecision]] = ([], [])
+        now = {row.id: row for row in await self._store.get(ids=ids, refusable=False)}
+        kept: tuple[list[int], list[StoredRecord]] = ([], [])
         for n, mine in zip(rows, written, strict=True):
             slot, item = writes[n]
             found = now.get(item.record.id)
@@ -163,13 +156,14 @@ class BatchWriter:
                 kept[0].append(n)
                 kept[1].append(mine)
             else:
-                results[slot] = _retry_or_conflict(found, item)
+                results[slot] = _retry_or_conflict(found.decision, item)
         claims = self._claims
         if claims is not None and kept[0]:
             # Another replica may have read back an identical record as its own: the
             # first to claim it in the shared Redis is its creator (a2a.decisions.claims).
             keys = [
-                (writes[n][1].record.id, d.content_hash or "") for n, d in zip(*kept, strict=True)
+                (writes[n][1].record.id, d.decision.origin_hash or "")
+                for n, d in zip(*kept, strict=True)
             ]
             granted = await self._finish(lambda: claims.claim(keys))
             for n, won in zip(kept[0], granted, strict=True):
@@ -178,13 +172,14 @@ class BatchWriter:
         return kept
 
 
-def _identity(stored: StoredDecision) -> tuple[object, ...]:
+def _identity(stored: StoredRecord) -> tuple[object, ...]:
     """What tells this write from another process's write of the same id."""
-    return (stored.updated_at, stored.content_hash, stored.recorded_at, stored.recorded_by)
+    record = stored.decision
+    return (stored.updated_at, record.origin_hash, record.recorded_at, record.recorded_by)
 
 
-def _retry_or_conflict(stored: StoredDecision, item: Written) -> bool | Exception:
+def _retry_or_conflict(stored: DecisionRecord, item: Written) -> bool | Exception:
     """False for a retry of the stored content, else InvalidParams on `decision.id`."""
-    if stored.content_hash == item.record.origin_hash:
+    if stored.origin_hash == item.record.origin_hash:
         return False
     return InvalidParams([FieldError("decision.id", ID_IN_USE)])

@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.index.stored_fields import load_part, padded, save_arrays
+from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
-from a2a.store.stored import StoredDecision
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -184,8 +184,8 @@ class FilterColumns:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def append(self, decisions: Sequence[StoredDecision]) -> int:
-        """Append one row per stored decision; returns the first new row number."""
+    def append(self, decisions: Sequence[DecisionRecord]) -> int:
+        """Append one row per record; returns the first new row number."""
         first, count = self._size, len(decisions)
         self._reserve(first + count)
         rows = slice(first, first + count)

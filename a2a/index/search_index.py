@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,10 +25,10 @@ from a2a.index.tags import TagIndex
 from a2a.index.tokens import analyze_query
 from a2a.index.topk import DECIMALS, REACH, top_k
 from a2a.index.vectors import VectorDtype, VectorMatrix
-from a2a.records import normalize_tags
+from a2a.records import DecisionRecord, normalize_tags
+from a2a.records.dates import date_text
 from a2a.records.filters import QueryFilters
-from a2a.records.summary import SUMMARY_FIELDS
-from a2a.store.stored import StoredDecision
+from a2a.records.summary import SUMMARY_FIELDS, DecisionMetadata
 
 #: Up to this many passing rows, a semantic search scores each of them exactly (float64 from
 #: float32) in one step; past it, a float32 scan first and only the rows near the k-th
@@ -66,14 +65,19 @@ GRAPH_BREADTH = 384
 GRAPH_BREADTH_SHRINK = 0.3
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
-#: StoredDecision fields kept as string and list columns (coded and numeric ones: the
-#: filter columns; a2a.index.stored_fields).
-_TEXT_KEYS = ("title", "date", "source", "content_hash", "recorded_at", "reviewed_at")
+#: The string columns, each read from a record so (the coded and numeric ones: the filter
+#: columns, FilterColumns.append): dates as RFC 3339 UTC text, `content_hash` the stored one.
+_TEXT_COLUMNS: dict[str, Callable[[DecisionRecord], str | None]] = {
+    "title": lambda r: r.title,
+    "date": lambda r: date_text(r.date),
+    "source": lambda r: r.source,
+    "content_hash": lambda r: r.origin_hash or r.content_hash(),
+    "recorded_at": lambda r: date_text(r.recorded_at),
+    "reviewed_at": lambda r: date_text(r.reviewed_at),
+}
+_TEXT_KEYS = tuple(_TEXT_COLUMNS)
+#: The list columns: record attributes of that name.
 _LIST_KEYS = ("tags", "reason_types")
-#: What `records` reads: every StoredDecision field but `record_json`.
-_RECORD_FIELDS = tuple(
-    field.name for field in dataclass_fields(StoredDecision) if field.name != "record_json"
-)
 #: What `shown` reads: the id, then every field a result summary shows.
 _SHOWN_FIELDS = ("id", *SUMMARY_FIELDS)
 #: Bytes of one entry of the id -> row dict besides the id's characters and the dict's
@@ -83,12 +87,14 @@ _ROW_ENTRY_BYTES = 49 + 28
 
 @dataclass(frozen=True, slots=True)
 class IndexedRecord:
-    """One record to index: id, its stored fields, embedding (dim floats), embedded text."""
+    """One record to index: id, the record, embedding (dim floats), embedded text, and
+    when the store last wrote it (epoch ms; None when not stored yet or not stamped)."""
 
     id: str
-    decision: StoredDecision
+    decision: DecisionRecord
     embedding: Sequence[float] | npt.NDArray[np.floating]
     document: str
+    updated_at: int | None = None
 
 
 class Match(NamedTuple):
@@ -125,7 +131,7 @@ class SearchIndex:
       `within(vector, mask, max_distance)`.
     - `similar(tags, category, stakes, mask)`: findSimilarDecisions' candidates.
     - `shown(rows)`, `reason_types(rows)`: what a query result shows of each row.
-    - `row_of(id)`, `id_of(row)`, `ids`, `record(row)`/`records(rows)` (StoredDecisions),
+    - `row_of(id)`, `id_of(row)`, `ids`, `summaries(rows)` (DecisionMetadata),
       `content_hash(id)`, `updated_at(id)`, `columns` (FilterColumns: numpy columns for
       listDecisions and getCalibration), `alive_count`, `len()`, `memory_bytes()`.
     """
@@ -258,21 +264,13 @@ class SearchIndex:
         row = self._row.get(record_id)
         return None if row is None else self._updated_at[row]
 
-    def record(self, row: int) -> StoredDecision:
-        """The stored fields of the record at `row` (see `records`)."""
-        return self.records([row])[0]
+    def summaries(self, rows: Sequence[int]) -> list[DecisionMetadata]:
+        """The summary of the record at each of `rows`, in order, from the columns (`shown`).
 
-    def records(self, rows: Sequence[int]) -> list[StoredDecision]:
-        """The stored fields of the record at each of `rows`, in order, from the columns.
-
-        Everything but `record_json` (None: the index does not keep the whole record).
         Each column is read once for all `rows`: call it for the rows a result shows.
         """
-        fields = self.fields(rows, _RECORD_FIELDS)
-        return [
-            StoredDecision(**dict(zip(_RECORD_FIELDS, values, strict=True)))
-            for values in zip(*fields, strict=True)
-        ]
+        shown = self.shown(rows)
+        return [DecisionMetadata(**dict(zip(_SHOWN_FIELDS, row, strict=True))) for row in shown]
 
     def shown(self, rows: Sequence[int]) -> list[tuple[Any, ...]]:
         """What a result shows of the record at each of `rows`: `(id, *SUMMARY_FIELDS
@@ -286,8 +284,9 @@ class SearchIndex:
         return [list(types) for types in self._lists["reason_types"].values(rows)]
 
     def fields(self, rows: Sequence[int], names: Sequence[str]) -> list[list[Any]]:
-        """StoredDecision field `name` (not `record_json`) of each of `rows`, for each of
-        `names`: one list per name, read from its column once."""
+        """Column `name` of each of `rows`, for each of `names` (the id, SUMMARY_FIELDS,
+        `date_epoch`, `tags`, `reason_types`, `content_hash`, `recorded_at`, `reviewed_at`,
+        `updated_at`): one list per name, read from its column once."""
         at = np.asarray(rows, dtype=np.int64)
         found: list[list[Any]] = []
         for name in names:
@@ -409,7 +408,7 @@ class SearchIndex:
             self._tags.add([normalize_tags(record.decision.tags) for record in batch])
             self._ids.append([record.id for record in batch])
             self._row.update(zip((record.id for record in batch), rows.tolist(), strict=True))
-            self._store_fields([record.decision for record in batch])
+            self._store_fields(batch)
             self._maybe_compact()
 
     def _grow_graph(self, vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]) -> None:
@@ -474,12 +473,12 @@ class SearchIndex:
         if rows:
             self.columns.kill(rows)
 
-    def _store_fields(self, decisions: Sequence[StoredDecision]) -> None:
-        for key in _TEXT_KEYS:
-            self._text[key].append([getattr(decision, key) for decision in decisions])
+    def _store_fields(self, batch: Sequence[IndexedRecord]) -> None:
+        for key, read in _TEXT_COLUMNS.items():
+            self._text[key].append([read(record.decision) for record in batch])
         for key in _LIST_KEYS:
-            self._lists[key].append([getattr(decision, key) for decision in decisions])
-        self._updated_at.append([decision.updated_at for decision in decisions])
+            self._lists[key].append([getattr(record.decision, key) for record in batch])
+        self._updated_at.append([record.updated_at for record in batch])
 
     def _maybe_compact(self) -> None:
         dead = len(self._ids) - self.columns.alive_count

@@ -587,9 +587,9 @@ class LiveIndex:
         with self.index.reading():
             stale = [
                 row.id
-                for row in (record.decision for record in changed)
+                for row in changed
                 if self.index.updated_at(row.id) != row.updated_at
-                or self.index.content_hash(row.id) != row.content_hash
+                or self.index.content_hash(row.id) != row.decision.origin_hash
             ]
         for page in self._store.pages(ids=stale, documents=True, embeddings=True):
             self.index.upsert(_records(page))
@@ -610,6 +610,6 @@ def _records(page: StoredPage) -> list[IndexedRecord]:
     assert page.documents is not None and page.embeddings is not None
     vectors: npt.NDArray[np.float32] = page.embeddings
     return [
-        IndexedRecord(r.id, r, vectors[n], d)
-        for n, (r, d) in enumerate(zip(page.decisions(), page.documents, strict=True))
+        IndexedRecord(r.id, r.decision, vectors[n], d, r.updated_at)
+        for n, (r, d) in enumerate(zip(page.rows(), page.documents, strict=True))
     ]

@@ -17,8 +17,6 @@ from a2a.ingest import discover
 from a2a.ingest.loader import source_for
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
-from a2a.store.metadata import record_of
-from a2a.store.stored import StoredDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +43,7 @@ class PruneSummary:
     kept_recorded: int
 
 
-def stale_ids(stored: Iterable[StoredDecision], corpus: Corpus) -> list[str]:
+def stale_ids(stored: Iterable[DecisionRecord], corpus: Corpus) -> list[str]:
     """Ids of stored records that came from a file (`source` set, `recorded_by` not) whose
     file is gone, or whose file no longer yields that id. Pure: tested by tables.
     """
@@ -106,11 +104,11 @@ def prune(
     gone: list[DecisionRecord] = []
     kept = 0
     for page in store.pages(metadata=True):
-        rows = page.decisions()
+        rows = [row.decision for row in page.rows()]
         ids = stale_ids(rows, corpus)
         stale.extend(ids)
         wanted = set(ids)
-        gone.extend(record_of(row) for row in rows if row.id in wanted)
+        gone.extend(row for row in rows if row.id in wanted)
         kept += sum(1 for r in rows if r.source and r.recorded_by is not None)
     summary = PruneSummary(removed=stale, kept_recorded=kept)
     if locks is None or not stale:
@@ -134,9 +132,7 @@ def prune(
 
 def _records(store: DecisionStore, ids: Sequence[str]) -> list[DecisionRecord]:
     """The stored records of `ids` (those that exist), read page by page."""
-    return [
-        record_of(row) for page in store.pages(ids=ids, metadata=True) for row in page.decisions()
-    ]
+    return [row.decision for page in store.pages(ids=ids, metadata=True) for row in page.rows()]
 
 
 def _linked(records: Iterable[DecisionRecord]) -> set[str]:
@@ -158,7 +154,7 @@ def unlink(store: DecisionStore, gone: Sequence[DecisionRecord], at: datetime) -
     vectors: list[np.ndarray] = []
     for page in store.pages(ids=sorted(linked), metadata=True, embeddings=True):
         assert page.embeddings is not None
-        records.extend(record_of(row) for row in page.decisions())
+        records.extend(row.decision for row in page.rows())
         vectors.extend(page.embeddings)
     by_id = {record.id: record for record in records}
     for record in gone:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args
@@ -136,6 +137,19 @@ class DecisionRecord(BaseModel):
         if value.tzinfo is None:
             raise ValueError("date needs a UTC offset (RFC 3339)")
         return value.astimezone(UTC)
+
+    @property
+    def date_epoch(self) -> int | None:
+        """`date` in whole UTC epoch seconds at or before it, None without a date: what
+        the date filters compare (a2a.store.metadata.to_where, the index's columns)."""
+        # floor, not int(): int() rounds a date before 1970 with a fraction up, past the
+        # filter bounds to_where computes.
+        return None if self.date is None else math.floor(self.date.timestamp())
+
+    @property
+    def reason_types(self) -> list[str]:
+        """The type of each reason, in order."""
+        return [reason.type for reason in self.reasons]
 
     def embedding_text(self) -> str:
         """The text that is embedded: title, context, decision, reasons and tags, in that order."""

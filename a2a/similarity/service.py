@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -13,12 +13,12 @@ from a2a.index import SearchIndex
 from a2a.index.sync import LiveIndex
 from a2a.index.topk import top_k
 from a2a.records import normalize_tags
+from a2a.records.summary import DecisionMetadata
 from a2a.settings import SimilarityWeights
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
 from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision, no_match_reason
 from a2a.similarity.scoring import Profile, Scored, rank_by_score
 from a2a.store.async_store import AsyncStore
-from a2a.store.stored import StoredDecision
 
 
 class SimilarityService:
@@ -79,13 +79,16 @@ class SimilarityService:
                 if own is None:
                     missing = FieldError("decisionId", "no stored decision has this id")
                     raise InvalidParams([missing])
-                probe = stored_profile(index.record(own))
+                probe = stored_profiles(index, [own])[0]
                 mask[own] = False
             rows = self._candidates(index, probe, mask, params.limit)
-            records = {record.id: record for record in index.records(rows)}
-        candidates = ((i, stored_profile(r)) for i, r in records.items())
+            summaries = index.summaries(rows)
+            (tags,) = index.fields(rows, ("tags",))
+            profiles = stored_profiles(index, rows)
+        found = {s.id: (s, t) for s, t in zip(summaries, tags, strict=True)}
+        candidates = ((s.id, p) for s, p in zip(summaries, profiles, strict=True))
         ranked = rank_by_score(probe, candidates, self._weights, params.limit)
-        return [summarize(s, records[s.id]) for s in ranked], probe
+        return [summarize(s, *found[s.id]) for s in ranked], probe
 
     def _candidates(
         self, index: SearchIndex, probe: Profile, mask: np.ndarray, limit: int
@@ -114,21 +117,22 @@ def proposal_profile(proposal: Proposal) -> Profile:
     )
 
 
-def stored_profile(record: StoredDecision) -> Profile:
-    """The profile of a stored record: its tags (normalised), category and stakes."""
-    return Profile(
-        tags=normalize_tags(record.tags),
-        category=record.category,
-        stakes=record.stakes,
-    )
+def stored_profiles(index: SearchIndex, rows: Sequence[int]) -> list[Profile]:
+    """The profile of the record at each of `rows`: its tags (normalised), category and
+    stakes, from the index's columns (call under `index.reading()`)."""
+    tags, categories, stakes = index.fields(rows, ("tags", "category", "stakes"))
+    return [
+        Profile(tags=normalize_tags(t), category=c, stakes=s)
+        for t, c, s in zip(tags, categories, stakes, strict=True)
+    ]
 
 
-def summarize(scored: Scored, record: StoredDecision) -> SimilarDecision:
-    """The wire summary of one ranked record; fields the record lacks are None."""
+def summarize(scored: Scored, summary: DecisionMetadata, tags: Sequence[str]) -> SimilarDecision:
+    """The wire summary of one ranked record (`tags`: its own, as stored); fields the
+    record lacks are None."""
     return SimilarDecision(
-        id=scored.id,
-        **record.summary,
-        tags=list(record.tags),
+        **summary.model_dump(),
+        tags=list(tags),
         score=scored.score,
         score_components=scored.components,
     )

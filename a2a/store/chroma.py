@@ -28,18 +28,15 @@ from a2a.settings import Settings
 from a2a.store.affinity import pin_chroma_threads
 from a2a.store.disk import require_room
 from a2a.store.metadata import (
+    CONTENT_HASH_KEY,
     OPTIONAL_KEYS,
     UPDATED_AT_KEY,
     MetadataValue,
-    decode,
-    record_of,
     stored_hash,
-    stored_of,
     to_metadata,
 )
 from a2a.store.pages import PAGE_SIZE, StoredPage, StoredRecord
 from a2a.store.revisions import LocalRevisions
-from a2a.store.stored import StoredDecision
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +177,7 @@ class ChromaDecisionStore:
             if page.documents is not None:
                 texts = list(page.documents)
             rows.extend(
-                StoredRecord(id=i, decision=decode(i, m), document=d)
+                StoredRecord.of(i, m, d)
                 for i, m, d in zip(page.ids, page.metadatas, texts, strict=True)
             )
         return sorted(rows, key=lambda row: row.id)
@@ -252,7 +249,7 @@ class ChromaDecisionStore:
         vectors = result.get("embeddings") if "embeddings" in include else None
         decoded = None
         if wants_text:  # each record decoded once, for its text and for `decisions()`
-            decoded = [decode(i, m) for i, m in zip(ids, metadatas, strict=True)]
+            decoded = [StoredRecord.of(i, m) for i, m in zip(ids, metadatas, strict=True)]
         return StoredPage(
             ids=ids,
             metadatas=metadatas if "metadatas" in include else [{}] * count,
@@ -266,7 +263,7 @@ class ChromaDecisionStore:
         )
 
     def changed_since(self, updated_at_ms: int) -> list[StoredRecord]:
-        """Records (id, fields) whose `updated_at` is at or after `updated_at_ms`, paged.
+        """Records whose `updated_at` is at or after `updated_at_ms`, paged.
 
         Records written before `updated_at` existed have none and are never returned.
         """
@@ -365,14 +362,15 @@ class ChromaDecisionStore:
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         *,
         only_new: bool = False,
-    ) -> list[StoredDecision]:
+    ) -> list[StoredRecord]:
         """Insert or replace `records` (by id) with their vectors.
 
         Stamps each record's metadata with `updated_at` (epoch ms, this machine's clock,
         taken just before the write) so that search indexes in other processes find the
         change (a2a.index.sync), then changes the collection's revision marker (embedded:
         before the data too, `_mark_pending`). Writes in
-        chunks of Chroma's max batch size. Returns what was stored of each, in order.
+        chunks of Chroma's max batch size. Returns each record as stored (its content hash as
+        `origin_hash`, the write's `updated_at`), in order.
 
         The embedded text is not written as Chroma's document: embedded Chroma keeps a
         trigram full-text index of documents, which nothing here queries and which cost
@@ -411,7 +409,13 @@ class ChromaDecisionStore:
         except BaseException:
             self._bump_after_failure(collection)
             raise
-        return [stored_of(r, m) for r, m in zip(records, kept, strict=True)]
+        # The hash to_metadata wrote, as a read would give it: the record's origin_hash.
+        return [
+            StoredRecord(
+                r.id, r.model_copy(update={"origin_hash": m[CONTENT_HASH_KEY]}), None, stamp
+            )
+            for r, m in zip(records, kept, strict=True)
+        ]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove `ids` (absent ids are ignored) and change the revision marker."""
@@ -569,12 +573,10 @@ class ChromaDecisionStore:
         return collection
 
 
-def _embedded_text(stored: StoredDecision, document: str | None) -> str:
+def _embedded_text(stored: StoredRecord, document: str | None) -> str:
     """The text a record was embedded from: rebuilt from its stored JSON, or Chroma's
     document for a record stored before records were kept whole ("" when neither)."""
-    if stored.record_json is None:
-        return document or ""
-    return record_of(stored).embedding_text()
+    return stored.decision.embedding_text() if stored.whole else document or ""
 
 
 def _read_ahead(

@@ -10,13 +10,12 @@ import numpy.typing as npt
 
 from a2a.records import DecisionRecord
 from a2a.store.pages import PAGE_SIZE, StoredPage, StoredRecord
-from a2a.store.stored import StoredDecision
 
 
 class DecisionStore(Protocol):
     """The system of record for decisions (ChromaDecisionStore is the one implementation).
 
-    Reads return typed records (`StoredRecord.decision`, `StoredPage.decisions()`): no
+    Reads return records (`StoredRecord.decision`, `StoredPage.rows()`): no
     caller outside `a2a.store` and `a2a.index` reads Chroma's metadata dicts. Blocking:
     call from a worker thread (a2a.store.AsyncStore). Chroma failing raises
     StoreUnavailable; a collection built with another model EmbeddingModelMismatch.
@@ -93,8 +92,8 @@ class DecisionStore(Protocol):
         embeddings: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         *,
         only_new: bool = False,
-    ) -> list[StoredDecision]:
-        """Insert or replace `records`; what was stored of each (for the search index).
+    ) -> list[StoredRecord]:
+        """Insert or replace `records`; each as stored (for the search index).
 
         `only_new`: add only where the id is free (an id stored already keeps its record).
         """

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.store.metadata import decode
-from a2a.store.stored import StoredDecision
+from a2a.records import DecisionRecord
+from a2a.store.metadata import decode, updated_at
 
 #: Rows per whole-store read: far below SQLite's 32,766 bound variables per statement
 #: (Chroma binds one per id and per metadata key read), and a few MB of embeddings.
@@ -19,12 +20,24 @@ PAGE_SIZE = 5000
 
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
-    """A stored record: id, its fields (decoded from Chroma's metadata), and its embedded
-    text when asked for."""
+    """A stored record: its id, the record (`origin_hash`: the stored content hash), its
+    embedded text when asked for, when it was last written (epoch ms, the writer's clock;
+    None before the store stamped writes), and `whole`: False for a record stored before
+    records were kept whole, rebuilt from its flat keys (a2a.store.metadata.decode)."""
 
     id: str
-    decision: StoredDecision
+    decision: DecisionRecord
     document: str | None = None
+    updated_at: int | None = None
+    whole: bool = True
+
+    @classmethod
+    def of(
+        cls, record_id: str, metadata: Mapping[str, Any], document: str | None = None
+    ) -> StoredRecord:
+        """The record `metadata` keeps under `record_id`."""
+        record, whole = decode(record_id, metadata)
+        return cls(record_id, record, document, updated_at(metadata), whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +52,10 @@ class StoredPage:
     documents: list[str] | None
     embeddings: npt.NDArray[np.float32] | None
     #: `metadatas` decoded already (when the text was rebuilt from them), else None.
-    decoded: list[StoredDecision] | None = None
+    decoded: list[StoredRecord] | None = None
 
-    def decisions(self) -> list[StoredDecision]:
-        """The page's records, typed (decoded from `metadatas`), in page order."""
+    def rows(self) -> list[StoredRecord]:
+        """The page's records, decoded from `metadatas`, in page order (without texts)."""
         if self.decoded is not None:
             return self.decoded
-        return [decode(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]
+        return [StoredRecord.of(i, m) for i, m in zip(self.ids, self.metadatas, strict=True)]

@@ -103,7 +103,7 @@ async def test_a_record_or_review_is_in_the_index_when_the_answer_arrives(
     )
     await on_index.record_decision(params, "writer")
     row = index.row_of("fresh")
-    assert row is not None and index.record(row).recorded_by == "writer"
+    assert row is not None and index.summaries([row])[0].recorded_by == "writer"
     await on_index.review_decision(
         ReviewDecisionParams.model_validate({"id": "fresh", "outcome": "success"})
     )

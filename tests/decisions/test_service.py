@@ -26,7 +26,6 @@ from a2a.records import DecisionRecord
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import record_of
 from tests.conftest import SAMPLE, index_records
 
 
@@ -44,7 +43,7 @@ def record_params(record_id: str, title: str) -> RecordDecisionParams:
 
 def stored(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     (row,) = store.get(ids=[record_id])
-    return record_of(row.decision)
+    return row.decision
 
 
 @pytest.mark.parametrize("rounds", [20])
@@ -242,7 +241,7 @@ async def test_a_stored_write_is_answered_even_when_the_pool_is_saturated_after_
         assert stored(store, answer.id).outcome == "success"
         if live is not None:
             row = live.index.row_of(answer.id)
-            assert row is not None and live.index.record(row).outcome == "success"
+            assert row is not None and live.index.summaries([row])[0].outcome == "success"
     finally:
         await asyncio.sleep(Crowded.HOLD_SECONDS)  # the last holder
         pool.close()

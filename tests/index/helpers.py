@@ -12,7 +12,6 @@ from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import to_where
-from a2a.store.stored import StoredDecision
 
 #: Dimension and categories of the graph tests' records (`graph_records`).
 DIM = 32
@@ -37,8 +36,8 @@ def index_of(store: ChromaDecisionStore) -> SearchIndex:
         assert page.documents is not None and page.embeddings is not None
         index.upsert(
             [
-                IndexedRecord(r.id, r, e, d)
-                for r, e, d in zip(page.decisions(), page.embeddings, page.documents, strict=True)
+                IndexedRecord(r.id, r.decision, e, d, r.updated_at)
+                for r, e, d in zip(page.rows(), page.embeddings, page.documents, strict=True)
             ]
         )
     return index
@@ -75,8 +74,9 @@ def graph_records(count: int, seed: int = 1, prefix: str = "r") -> list[IndexedR
     return [
         IndexedRecord(
             f"{prefix}{i:05d}",
-            StoredDecision(
-                f"{prefix}{i:05d}",
+            DecisionRecord(
+                id=f"{prefix}{i:05d}",
+                title=f"{prefix}{i:05d}",
                 category=CATEGORIES[i % 5],
                 confidence=(i % 10) / 10,
             ),

@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import tracemalloc
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,43 +18,78 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
 from a2a.index.snapshot import CURRENT, MANIFEST, SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
-from a2a.records import DecisionRecord
+from a2a.records import DecisionRecord, Reason
+from a2a.records.dates import date_text
+from a2a.records.summary import SUMMARY_FIELDS, summary_fields
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.stored import StoredDecision
 from tests.index.helpers import unit_vectors
 
 DIM = 8
 MODEL = "test-model"
 
 
-def _decision(n: int, version: int = 0) -> StoredDecision:
+#: Every column the index keeps of a record.
+COLUMNS = (
+    "id",
+    *SUMMARY_FIELDS,
+    "date_epoch",
+    "recorded_at",
+    "reviewed_at",
+    "tags",
+    "reason_types",
+    "content_hash",
+    "updated_at",
+)
+
+
+def _decision(n: int, version: int = 0) -> DecisionRecord:
     """Every stored field, some absent, some non-ASCII, lists of 0-3 items."""
-    return StoredDecision(
+    day = datetime(2026, 1, 1 + n % 28, 10, tzinfo=UTC)
+    return DecisionRecord(
         id=f"d{n:05d}",
-        title=None if n % 11 == 0 else f"Décision {n % 20} v{version} — ünïcode",
+        title=f"Décision {n % 20} v{version} — ünïcode",
         category=("architecture", "security", None)[n % 3],
         confidence=None if n % 7 == 0 else (n % 10) / 10,
         stakes=("low", "medium", "high", "critical")[n % 4],
         status=("decided", "reviewed")[n % 2],
         outcome=None if n % 5 else "success",
-        date=None if n % 13 == 0 else f"2026-01-{1 + n % 28:02d}T10:00:00Z",
-        date_epoch=None if n % 13 == 0 else 1767225600 + (n % 28) * 86400 + 36000,
+        date=None if n % 13 == 0 else day,
         source=("file", "rpc", None)[n % 3],
         recorded_by=f"agent-{n % 4}",
-        recorded_at=f"2026-02-01T00:00:{n % 60:02d}Z",
-        reviewed_at=None if n % 2 == 0 else "2026-03-01T00:00:00Z",
-        tags=tuple(f"Tag{t}" for t in range(n % 4)),
-        reason_types=("analysis", "pattern")[: n % 3],
-        content_hash=f"{n:064x}",
-        updated_at=None if n % 17 == 0 else 1_700_000_000_000 + n,
+        recorded_at=datetime(2026, 2, 1, 0, 0, n % 60, tzinfo=UTC),
+        reviewed_at=None if n % 2 == 0 else datetime(2026, 3, 1, tzinfo=UTC),
+        tags=[f"Tag{t}" for t in range(n % 4)],
+        reasons=[Reason(type=t) for t in ("analysis", "pattern")[: n % 3]],
+        origin_hash=f"{n:064x}",
+    )
+
+
+def _updated_at(n: int) -> int | None:
+    return None if n % 17 == 0 else 1_700_000_000_000 + n
+
+
+def _columns(n: int) -> tuple[Any, ...]:
+    """What the index should read back of `_decision(n)`, column by column (COLUMNS)."""
+    record = _decision(n)
+    return (
+        *summary_fields(record).values(),
+        record.date_epoch,
+        date_text(record.recorded_at),
+        date_text(record.reviewed_at),
+        tuple(record.tags),
+        tuple(record.reason_types),
+        record.origin_hash,
+        _updated_at(n),
     )
 
 
 def _records(numbers: range | list[int], version: int = 0) -> list[IndexedRecord]:
     vectors = unit_vectors(len(numbers), DIM, seed=version)
     return [
-        IndexedRecord(d.id, d, vectors[i], f"{d.title} postgres migration {d.stakes}")
-        for i, d in enumerate(_decision(n, version) for n in numbers)
+        IndexedRecord(
+            d.id, d, vectors[i], f"{d.title} postgres migration {d.stakes}", _updated_at(n)
+        )
+        for i, (n, d) in enumerate((n, _decision(n, version)) for n in numbers)
     ]
 
 
@@ -64,7 +100,7 @@ def _everything(index: SearchIndex) -> dict[str, Any]:
         query = unit_vectors(1, DIM, seed=99)[0]
         mask = index.mask(None)
         return {
-            "records": sorted(index.records(rows), key=lambda r: r.id),
+            "records": sorted(zip(*index.fields(rows, COLUMNS), strict=True)),
             "shown": sorted(index.shown(rows)),
             "reasons": sorted(zip(index.ids.ids(rows), index.reason_types(rows), strict=True)),
             "semantic": [(m.id, m.distance) for m in index.semantic(query, mask, 10)],
@@ -84,7 +120,8 @@ def test_every_field_reads_back_as_written_and_through_a_snapshot(tmp_path: Path
     index = SearchIndex(graph_min_rows=None)
     index.upsert(_records(range(500)))
     with index.reading():
-        assert index.records(list(range(500))) == [_without_json(_decision(n)) for n in range(500)]
+        read = list(zip(*index.fields(list(range(500)), COLUMNS), strict=True))
+        assert read == [_columns(n) for n in range(500)]
     stamp = SnapshotStamp(revision="r", watermark_ms=0, model=MODEL, dimension=DIM)
     write_snapshot(index, stamp, tmp_path)
     loaded = load_index(tmp_path, model=MODEL, dimension=DIM, graph_min_rows=None)
@@ -96,7 +133,7 @@ def test_every_field_reads_back_as_written_and_through_a_snapshot(tmp_path: Path
     for each in (index, restored):
         each.upsert(_records(range(480, 520), version=1))
         each.remove([f"d{n:05d}" for n in range(0, 60, 3)])
-        assert _everything(each)["records"][0].id == "d00001"
+        assert _everything(each)["records"][0][0] == "d00001"
     assert _everything(restored) == _everything(index)
     for each in (index, restored):
         each.remove([f"d{n:05d}" for n in range(100, 100 + MIN_COMPACT)])
@@ -105,14 +142,6 @@ def test_every_field_reads_back_as_written_and_through_a_snapshot(tmp_path: Path
         assert len(each) < 500 + 40 + MIN_COMPACT  # compacted: rows renumbered
         each.upsert(_records(range(600, 650), version=3))
     assert _everything(restored) == _everything(index)
-
-
-def _without_json(decision: StoredDecision) -> StoredDecision:
-    return StoredDecision(**{**_fields(decision), "record_json": None})
-
-
-def _fields(decision: StoredDecision) -> dict[str, Any]:
-    return {name: getattr(decision, name) for name in StoredDecision.__dataclass_fields__}
 
 
 def _tracked(root: object) -> int:
@@ -227,7 +256,9 @@ def test_writes_after_a_snapshot_start_land_in_its_spare_rows(tmp_path: Path) ->
     # copied out of the mapping, each grown to twice its rows).
     assert _row_columns(restored) == before
     with restored.reading():
-        assert restored.records([restored.row_of("d09050")])[0] == _without_json(_decision(9050))
+        row = restored.row_of("d09050")
+        assert row is not None
+        assert next(zip(*restored.fields([row], COLUMNS), strict=True)) == _columns(9050)
 
 
 def _row_columns(index: SearchIndex) -> int:

@@ -12,7 +12,6 @@ from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import to_where
-from a2a.store.stored import StoredDecision
 from tests.conftest import EVERY_FILTER, SAMPLE, utc
 from tests.index.helpers import index_of, passing_both_ways, write
 
@@ -120,9 +119,11 @@ def test_codes_widen_past_127_and_32767_values_and_still_match() -> None:
     """Coded columns start as int8 and widen with their vocabulary; old rows keep theirs."""
     table = FilterColumns()
     categories = [f"c{n}" for n in range(40_000)]
-    table.append([StoredDecision(id=c, category=c, stakes="low") for c in categories[:100]])
+    table.append(
+        [DecisionRecord(id=c, title=c, category=c, stakes="low") for c in categories[:100]]
+    )
     assert table.codes("category").dtype == np.int8
-    table.append([StoredDecision(id=c, category=c) for c in categories[100:]])
+    table.append([DecisionRecord(id=c, title=c, category=c) for c in categories[100:]])
     assert table.codes("category").dtype == np.int32
     assert table.codes("stakes").dtype == np.int8
     for name in ("c0", "c99", "c127", "c128", "c32767", "c39999"):

@@ -11,8 +11,8 @@ from a2a.index.search_index import (
     ORG_GRAPH_MIN_ROWS,
     walk_breadth,
 )
+from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
-from a2a.store.stored import StoredDecision
 from tests.index.helpers import clustered, graph_records
 
 SIZE = 6000
@@ -84,7 +84,7 @@ def test_writes_keep_the_graph_in_step_without_a_rebuild() -> None:
     # update: r00001 moves next to `far`; delete: r00002; insert: n00000 at `far` itself
     index.upsert([IndexedRecord("r00001", records[1].decision, far * 0.999 + 0.001, "")])
     index.remove(["r00002"])
-    index.upsert([IndexedRecord("n00000", StoredDecision("n00000"), far, "")])
+    index.upsert([IndexedRecord("n00000", DecisionRecord(id="n00000", title="n00000"), far, "")])
     assert index.graph is graph and len(graph) == 3002  # nodes added, none rebuilt
     with index.reading():
         mask = index.mask(None)

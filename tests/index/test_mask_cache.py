@@ -7,12 +7,14 @@ import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.mask_cache import MASKS_KEPT, MaskCache
+from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
-from a2a.store.stored import StoredDecision
 
 
 def _record(record_id: str, category: str, confidence: float) -> IndexedRecord:
-    decision = StoredDecision(record_id, category=category, confidence=confidence)
+    decision = DecisionRecord(
+        id=record_id, title=record_id, category=category, confidence=confidence
+    )
     return IndexedRecord(record_id, decision, [1.0, 0.0], record_id)
 
 
@@ -84,7 +86,9 @@ def test_a_narrow_selection_keeps_its_rows_and_searches_as_the_mask_alone() -> N
         [
             IndexedRecord(
                 f"r{i:03d}",
-                StoredDecision(f"r{i:03d}", category="rare" if i % 40 == 0 else "common"),
+                DecisionRecord(
+                    id=f"r{i:03d}", title=f"r{i:03d}", category="rare" if i % 40 == 0 else "common"
+                ),
                 vectors[i],
                 "",
             )
@@ -114,7 +118,9 @@ def test_keyword_search_given_the_passing_rows_answers_as_with_the_mask_alone() 
         [
             IndexedRecord(
                 f"r{i:03d}",
-                StoredDecision(f"r{i:03d}", category="rare" if i % 40 == 0 else "common"),
+                DecisionRecord(
+                    id=f"r{i:03d}", title=f"r{i:03d}", category="rare" if i % 40 == 0 else "common"
+                ),
                 vector,
                 " ".join(["alpha"] * (i % 7 + 1) + ["beta"]),
             )

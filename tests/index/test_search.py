@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import bm25s
@@ -16,9 +17,9 @@ from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import EXACT_AT_MOST, MIN_COMPACT
 from a2a.index.tokens import analyze, analyze_query
 from a2a.index.vectors import GATHER_BELOW
+from a2a.records import DecisionRecord, Reason
 from a2a.records.filters import QueryFilters
-from a2a.store.metadata import decode
-from a2a.store.stored import StoredDecision
+from a2a.records.summary import SUMMARY_FIELDS, summary_fields
 from tests.conftest import ADR_CORPUS, require_shared
 from tests.index.helpers import unit_vectors
 
@@ -44,11 +45,10 @@ def _synthetic(count: int, dim: int = 16, seed: int = 1) -> list[IndexedRecord]:
     records = []
     for i in range(count):
         words = rng.choice(WORDS, size=int(rng.integers(0, 8)))
-        metadata = {"title": f"r{i}", "category": f"c{i % 7}", "confidence": float(i % 11) / 10}
-        record_id = f"r{i:05d}"
-        records.append(
-            IndexedRecord(record_id, decode(record_id, metadata), vectors[i], " ".join(words))
+        record = DecisionRecord(
+            id=f"r{i:05d}", title=f"r{i}", category=f"c{i % 7}", confidence=float(i % 11) / 10
         )
+        records.append(IndexedRecord(record.id, record, vectors[i], " ".join(words)))
     return records
 
 
@@ -135,7 +135,9 @@ def test_bm25_scores_match_bm25s_on_the_adr_corpus() -> None:
     vectors = unit_vectors(len(texts), 4)
     index.upsert(
         [
-            IndexedRecord(f"{i:04d}", StoredDecision(f"{i:04d}"), vectors[i], t)
+            IndexedRecord(
+                f"{i:04d}", DecisionRecord(id=f"{i:04d}", title=f"{i:04d}"), vectors[i], t
+            )
             for i, t in enumerate(texts)
         ]
     )
@@ -157,7 +159,7 @@ def test_bm25_scores_match_bm25s_on_the_adr_corpus() -> None:
 
 def test_a_store_whose_text_has_no_terms_answers_keyword_queries_with_nothing() -> None:
     index = SearchIndex()
-    index.upsert([IndexedRecord("a", StoredDecision("a", title="A"), [1.0, 0.0], "A")])
+    index.upsert([IndexedRecord("a", DecisionRecord(id="a", title="A"), [1.0, 0.0], "A")])
     with index.reading():
         assert index.keyword("A", index.mask(None), 5) == []
         assert index.keyword("anything at all", index.mask(None), 5) == []
@@ -168,7 +170,9 @@ def test_an_update_replaces_the_record_and_compaction_keeps_every_answer() -> No
     records = _synthetic(MIN_COMPACT * 2)
     index.upsert(records)
     moved = [
-        IndexedRecord(r.id, StoredDecision(r.id, category="moved"), r.embedding, "zeppelin")
+        IndexedRecord(
+            r.id, DecisionRecord(id=r.id, title=r.id, category="moved"), r.embedding, "zeppelin"
+        )
         for r in records
     ]
     index.upsert(moved[: MIN_COMPACT + 10])  # enough tombstones to compact
@@ -177,7 +181,7 @@ def test_an_update_replaces_the_record_and_compaction_keeps_every_answer() -> No
         hits = index.keyword("zeppelin", index.mask(None), 5000)
         assert len(hits) == MIN_COMPACT + 10
         row = index.row_of(records[0].id)
-        assert row is not None and index.record(row).category == "moved"
+        assert row is not None and index.summaries([row])[0].category == "moved"
         query = np.asarray(records[-1].embedding)
         assert index.semantic(query, index.mask(None), 1)[0].id == records[-1].id
 
@@ -193,7 +197,7 @@ def test_readers_and_a_writer_run_concurrently_without_errors() -> None:
                 with index.reading():
                     mask = index.mask(None)
                     for match in index.keyword("kafka postgres", mask, 5):
-                        index.record(match.row)
+                        index.summaries([match.row])
         except BaseException as exc:
             errors.append(exc)
 
@@ -224,7 +228,8 @@ def test_float16_vectors_rescored_exactly_give_the_float32_answer(which: int) ->
 def test_cached_keyword_statistics_follow_every_write() -> None:
     docs = ["kafka broker", "kafka kafka queue", "postgres index", "kafka cache shard"]
     records = [
-        IndexedRecord(f"k{i}", StoredDecision(f"k{i}"), [1.0, 0.0], d) for i, d in enumerate(docs)
+        IndexedRecord(f"k{i}", DecisionRecord(id=f"k{i}", title=f"k{i}"), [1.0, 0.0], d)
+        for i, d in enumerate(docs)
     ]
     grown = SearchIndex()
     grown.upsert(records[:3])
@@ -244,7 +249,12 @@ def test_a_tie_across_the_kth_distance_among_many_rows_is_cut_by_id() -> None:
     vectors = unit_vectors(200, 16, seed=3)
     twin = vectors[0]  # row 0 and every odd row share it: 101 rows at distance 0
     records = [
-        IndexedRecord(f"t{i:03d}", StoredDecision(f"t{i:03d}"), twin if i % 2 else vectors[i], "")
+        IndexedRecord(
+            f"t{i:03d}",
+            DecisionRecord(id=f"t{i:03d}", title=f"t{i:03d}"),
+            twin if i % 2 else vectors[i],
+            "",
+        )
         for i in range(200)
     ]
     index = SearchIndex()
@@ -263,7 +273,9 @@ def test_rows_clamped_to_the_same_distance_tie_by_id_past_the_top_k_cut() -> Non
 
     def index_of(vectors: dict[str, np.ndarray]) -> SearchIndex:
         index = SearchIndex()
-        index.upsert([IndexedRecord(i, StoredDecision(i), v, "") for i, v in vectors.items()])
+        index.upsert(
+            [IndexedRecord(i, DecisionRecord(id=i, title=i), v, "") for i, v in vectors.items()]
+        )
         return index
 
     # n0 has the smallest id and the smallest product past 1; a dozen rows are far off.
@@ -281,7 +293,7 @@ def test_rows_clamped_to_the_same_distance_tie_by_id_past_the_top_k_cut() -> Non
 
 
 def test_a_row_shows_what_its_record_holds_with_absent_fields_as_none() -> None:
-    full = StoredDecision(
+    full = DecisionRecord(
         id="full",
         title="Use Kafka",
         category="architecture",
@@ -289,12 +301,12 @@ def test_a_row_shows_what_its_record_holds_with_absent_fields_as_none() -> None:
         stakes="high",
         status="decided",
         outcome="success",
-        date="2026-01-20T14:00:00Z",
+        date=datetime(2026, 1, 20, 14, tzinfo=UTC),
         source="decisions/full.md",
         recorded_by="agent-7",
-        reason_types=("analysis", "pattern"),
+        reasons=[Reason(type="analysis"), Reason(type="pattern")],
     )
-    bare = StoredDecision(id="bare")  # no field but its id: every other one None
+    bare = DecisionRecord(id="bare", title="Bare")  # no field but its id and title: others None
     built = SearchIndex()
     built.upsert(
         [IndexedRecord(d.id, d, unit_vectors(1, 4, n)[0], "") for n, d in enumerate([full, bare])]
@@ -303,9 +315,10 @@ def test_a_row_shows_what_its_record_holds_with_absent_fields_as_none() -> None:
         shown = built.shown([1, 0])
         reasons = built.reason_types([0, 1])
     assert shown == [
-        ("bare", *[None] * len(bare.summary)),
-        ("full", *full.summary.values()),
+        ("bare", "Bare", *[None] * (len(SUMMARY_FIELDS) - 1)),
+        ("full", *list(summary_fields(full).values())[1:]),
     ]
+    assert shown[1][7] == "2026-01-20T14:00:00Z"
     assert shown[1][3] == 0.85 and shown[1][-1] == "agent-7"
     assert reasons == [["analysis", "pattern"], []]
 
@@ -321,7 +334,7 @@ def test_shown_fields_follow_their_records_through_updates_and_compaction() -> N
         return [
             IndexedRecord(
                 f"r{i}",
-                StoredDecision(f"r{i}", title=f"v{n} r{i}", confidence=i / count),
+                DecisionRecord(id=f"r{i}", title=f"v{n} r{i}", confidence=i / count),
                 vectors[i],
                 "",
             )
@@ -348,7 +361,9 @@ def test_a_row_shows_the_same_distance_in_every_mode_and_under_every_filter() ->
     records = []
     vectors = unit_vectors(3000, 384, seed=4)
     for i, vector in enumerate(vectors):
-        decision = StoredDecision(id=f"r{i:05d}", category="even" if i % 2 else "odd")
+        decision = DecisionRecord(
+            id=f"r{i:05d}", title=f"r{i:05d}", category="even" if i % 2 else "odd"
+        )
         records.append(IndexedRecord(decision.id, decision, vector, "kafka"))
     built = SearchIndex()
     built.upsert(records)

@@ -47,7 +47,7 @@ def _state(index: SearchIndex) -> dict[str, str | None]:
     """id -> title of every current record."""
     with index.reading():
         rows = np.flatnonzero(index.mask(None))
-        return {index.id_of(int(r)): index.record(int(r)).title for r in rows}
+        return {index.id_of(int(r)): index.summaries([int(r)])[0].title for r in rows}
 
 
 async def _started(live: LiveIndex) -> SearchIndex:
@@ -190,7 +190,7 @@ from pathlib import Path
 import numpy as np
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.snapshot import SnapshotStamp, write_snapshot
-from a2a.store.stored import StoredDecision
+from a2a.records import DecisionRecord
 
 root, ROWS = Path(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(0)
@@ -200,7 +200,7 @@ for round in range(1000):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     base = len(index)
     index.upsert([
-        IndexedRecord(f"r{base + i}", StoredDecision(f"r{base + i}"), vectors[i], "word")
+        IndexedRecord(f"r{base + i}", DecisionRecord(id="r", title="t"), vectors[i], "word")
         for i in range(len(vectors))
     ])
     print("writing", flush=True)

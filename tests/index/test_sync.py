@@ -89,7 +89,10 @@ async def test_same_process_writes_are_searchable_before_any_freshness_check(
     store, live = await _live(tmp_path, "own", 2)
     record = DecisionRecord(id="w1", title="Written by this process")
     (stored,) = store.upsert([record], unit_vectors(1, 8))
-    live.apply([IndexedRecord("w1", stored, unit_vectors(1, 8)[0], record.embedding_text())])
+    vector = unit_vectors(1, 8)[0]
+    live.apply(
+        [IndexedRecord("w1", stored.decision, vector, record.embedding_text(), stored.updated_at)]
+    )
     assert "w1" in _ids(live.index)
     assert _ids(await live.current()) == {"d01", "d02", "w1"}
     store.close()

@@ -13,8 +13,8 @@ import pytest
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.index.search_index import MIN_COMPACT
 from a2a.index.union_graph import UnionGraph
+from a2a.records import DecisionRecord
 from a2a.records.filters import QueryFilters
-from a2a.store.stored import StoredDecision
 from tests.index.helpers import clustered, graph_records
 
 SIZES = (1500, 800, 1200)
@@ -100,9 +100,9 @@ def test_rows_written_after_the_build_are_found_and_removed_ones_never_are() -> 
     # An update (its new row is past the graph), a delete, and an insert right on the query.
     first, second = best[0][1], best[1][1]
     owner = next(i for i in indexes if i.row_of(first) is not None)
-    owner.upsert([IndexedRecord(first, StoredDecision(first), -query, "")])
+    owner.upsert([IndexedRecord(first, DecisionRecord(id=first, title=first), -query, "")])
     next(i for i in indexes if i.row_of(second) is not None).remove([second])
-    indexes[2].upsert([IndexedRecord("new", StoredDecision("new"), query, "")])
+    indexes[2].upsert([IndexedRecord("new", DecisionRecord(id="new", title="new"), query, "")])
     assert union.covers(indexes) and union.tail(indexes) == 2
     got = _union_top(union, indexes, query, 10)
     assert got == _exact_top(indexes, query, 10)
@@ -141,7 +141,9 @@ def test_a_filter_passing_few_rows_is_left_to_each_members_scan() -> None:
 
 def test_members_of_different_dimensions_are_refused() -> None:
     other = SearchIndex()
-    other.upsert([IndexedRecord("x", StoredDecision("x"), np.ones(8, np.float32) / 8**0.5, "")])
+    other.upsert(
+        [IndexedRecord("x", DecisionRecord(id="x", title="x"), np.ones(8, np.float32) / 8**0.5, "")]
+    )
     with pytest.raises(ValueError, match="one dimension"):
         UnionGraph.build([*_members(), other])
 
@@ -153,7 +155,7 @@ def test_a_member_that_never_held_a_record_has_no_nodes_until_it_does() -> None:
     union = UnionGraph.build(indexes)
     query = clustered(1, seed=6)[0]
     assert _union_top(union, indexes, query, 10) == _exact_top(indexes, query, 10)
-    indexes[3].upsert([IndexedRecord("late", StoredDecision("late"), query, "")])
+    indexes[3].upsert([IndexedRecord("late", DecisionRecord(id="late", title="late"), query, "")])
     found = _union_top(union, indexes, query, 10)
     assert found is not None and found[0] == (0.0, "late")
     with pytest.raises(ValueError, match="one dimension"):

@@ -19,7 +19,6 @@ from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.prune import Corpus, prune
 from a2a.records import Change, DecisionRecord
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import record_of
 from tests.conftest import SAMPLE, index_records
 from tests.redis_server import running_redis
 from tests.servers import cstp
@@ -42,14 +41,14 @@ def locks_of(uri: str, store: ChromaDecisionStore) -> WriterLocks:
 
 def stored(store: ChromaDecisionStore, record_id: str) -> DecisionRecord:
     (row,) = store.get(ids=[record_id])
-    return record_of(row.decision)
+    return row.decision
 
 
 def update_as_a_replica(store: ChromaDecisionStore, record_id: str, tags: list[str]) -> None:
     """What a replica's cstp.updateDecision of `record_id`'s tags writes (vector kept)."""
     (page,) = store.pages(ids=[record_id], embeddings=True)
     assert page.embeddings is not None
-    old = record_of(page.decisions()[0])
+    old = page.rows()[0].decision
     entry = Change(
         at=datetime(2026, 3, 1, tzinfo=UTC),
         by="planner",

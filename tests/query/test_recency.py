@@ -52,7 +52,7 @@ def test_candidates_hold_the_exact_top_of_every_passing_row() -> None:
 
     from a2a.index import IndexedRecord, SearchIndex
     from a2a.query.recency import recent_candidates
-    from a2a.store.stored import StoredDecision
+    from a2a.records import DecisionRecord
 
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((300, 16)).astype(np.float32)
@@ -62,9 +62,7 @@ def test_candidates_hold_the_exact_top_of_every_passing_row() -> None:
     for n in range(300):
         days = None if n % 7 == 0 else int(rng.integers(0, 800))
         date = None if days is None else datetime.fromtimestamp(NOW - days * 86400, UTC)
-        text = None if date is None else date.strftime("%Y-%m-%dT%H:%M:%SZ")
-        epoch = None if date is None else int(date.timestamp())
-        stored = StoredDecision(id=f"r{n:03d}", title="t", date=text, date_epoch=epoch)
+        stored = DecisionRecord(id=f"r{n:03d}", title="t", date=date)
         records.append(IndexedRecord(stored.id, stored, vectors[n], "t"))
     index.upsert(records)
     query = vectors[5]

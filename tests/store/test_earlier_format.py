@@ -3,7 +3,6 @@ still read, filter and re-index like stores written now."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 from a2a.embeddings import Embedder
 from a2a.records.filters import QueryFilters
 from a2a.store.chroma import ChromaDecisionStore
-from a2a.store.metadata import as_stored, to_metadata, to_where
+from a2a.store.metadata import to_metadata, to_where
 from tests.conftest import SAMPLE, index_records
 from tests.index.helpers import index_of, passing_both_ways, unit_vectors, write
 from tests.index.test_filter_crosscheck import EDGES, FILTERS
@@ -27,8 +26,8 @@ def test_records_of_the_earlier_format_read_back_with_their_fields_and_text(
     assert [row.id for row in rows] == sorted(r.id for r in SAMPLE)
     by_id = {r.id: r for r in SAMPLE}
     for row in rows:
-        assert row.decision.updated_at == 1
-        assert dataclasses.replace(row.decision, updated_at=None) == as_stored(by_id[row.id])
+        assert row.updated_at == 1
+        assert row.decision.model_dump() == by_id[row.id].model_dump()
         assert row.document == by_id[row.id].embedding_text()
 
 
@@ -71,7 +70,7 @@ def test_reindexing_an_earlier_format_store_skips_unchanged_and_rewrites_changed
     assert (row.decision.title, row.decision.category, row.decision.tags) == (
         "Renamed",
         None,
-        ("moved",),
+        ["moved"],
     )
     assert row.document == changed.embedding_text()
     # A filtered key the record lost is gone, so no Chroma `where` sees the old value; the

@@ -66,7 +66,7 @@ def test_record_without_optional_fields_round_trips(
     # What Chroma holds, read without our decoding: only the three keys, no empty fields.
     raw = store._get_collection(create=False).get(ids=["bare"], include=["metadatas"])
     metadata = raw["metadatas"][0]
-    assert decode("bare", metadata).title == "Bare"
+    assert decode("bare", metadata)[0].title == "Bare"
     assert set(metadata) == {"content_hash", "record", "updated_at"}
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from a2a.records import DecisionRecord
-from a2a.store.metadata import decode, from_metadata, stored_of, to_metadata
+from a2a.store.metadata import decode, to_metadata
 from tests.conftest import SAMPLE
 from tests.store.earlier_format import earlier_metadata
 
@@ -22,14 +22,12 @@ REVIEWED = SAMPLE[0].model_copy(
 
 
 def test_a_record_reads_back_whole_from_its_metadata() -> None:
-    metadata = to_metadata(REVIEWED)
-    stored = decode(REVIEWED.id, metadata)
-    assert stored.recorded_by == "planner"
-    assert (stored.recorded_at, stored.reviewed_at) == (
-        "2026-02-01T09:00:00Z",
-        "2026-03-01T09:00:00Z",
+    back, whole = decode(REVIEWED.id, to_metadata(REVIEWED))
+    assert whole and back.recorded_by == "planner"
+    assert (back.recorded_at, back.reviewed_at) == (
+        datetime(2026, 2, 1, 9, 0, tzinfo=UTC),
+        datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
     )
-    back = from_metadata(REVIEWED.id, metadata)
     assert back.model_dump() == REVIEWED.model_dump()
     assert back.origin_hash == REVIEWED.content_hash()
 
@@ -64,13 +62,15 @@ def test_fields_read_from_the_record_equal_those_the_earlier_format_wrote(
 ) -> None:
     metadata = to_metadata(record)
     assert decode(record.id, metadata) == decode(record.id, earlier_metadata(record))
-    assert stored_of(record, metadata) == decode(record.id, metadata)
+    back, whole = decode(record.id, metadata)
+    assert whole and back.model_dump() == record.model_dump()
 
 
 def test_a_record_stored_without_its_json_is_rebuilt_from_flat_fields() -> None:
     metadata = earlier_metadata(SAMPLE[0])
     del metadata["record"]
-    back = from_metadata(SAMPLE[0].id, metadata)
+    back, whole = decode(SAMPLE[0].id, metadata)
+    assert not whole
     assert (back.title, back.category, back.date, back.tags) == (
         SAMPLE[0].title,
         "architecture",
@@ -83,5 +83,7 @@ def test_a_record_stored_without_its_json_is_rebuilt_from_flat_fields() -> None:
 
 def test_json_of_another_id_is_not_trusted() -> None:
     metadata = to_metadata(DecisionRecord(id="a", title="A"))
-    assert from_metadata("b", metadata).title == "A"  # flat fields, id from the store
-    assert from_metadata("b", metadata).id == "b"
+    back, whole = decode("b", metadata)
+    assert not whole
+    assert back.title == "A"  # flat fields, id from the store
+    assert back.id == "b"
