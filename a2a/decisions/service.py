@@ -39,7 +39,7 @@ from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written
 from a2a.embeddings import Embedder
 from a2a.errors import LockedElsewhere, StoreUnavailable
-from a2a.records import DecisionRecord, Reason, canonical_hash
+from a2a.records import DecisionRecord, canonical_hash
 from a2a.records.dates import parse_bound
 from a2a.records.summary import DecisionMetadata
 from a2a.store.async_store import AsyncStore
@@ -282,20 +282,10 @@ class DecisionService:
     ) -> DecisionRecord:
         now = self._clock()
         return DecisionRecord(
+            **sent.model_dump(exclude={"id", "status", "date"}),
             id=record_id,
-            title=sent.title,
-            category=sent.category,
-            confidence=sent.confidence,
-            stakes=sent.stakes,
             status=sent.status or "decided",
-            outcome=sent.outcome,
             date=now if sent.date is None else parse_bound(sent.date, "after"),
-            context=sent.context,
-            decision=sent.decision,
-            reasons=[Reason(type=r.type, text=r.text) for r in sent.reasons],
-            tags=list(sent.tags),
-            supersedes=list(sent.supersedes),
-            related_to=list(sent.related_to),
             recorded_by=agent,
             recorded_at=now,
             origin_hash=digest,
