@@ -248,7 +248,7 @@ class ChromaDecisionStore:
         texts = result.get("documents") or [None] * count
         vectors = result.get("embeddings") if "embeddings" in include else None
         decoded = None
-        if wants_text:  # each record decoded once, for its text and for `decisions()`
+        if wants_text:  # each record decoded once, for its text and for `rows()`
             decoded = [StoredRecord.of(i, m) for i, m in zip(ids, metadatas, strict=True)]
         return StoredPage(
             ids=ids,
