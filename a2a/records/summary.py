@@ -62,15 +62,5 @@ class DecisionMetadata(BaseModel):
 def summary_fields(record: DecisionRecord) -> dict[str, Any]:
     """The summary fields of `record` (id, then SUMMARY_FIELDS) by field name, `date` as
     RFC 3339 UTC text: the one place they are copied from a record."""
-    return {
-        "id": record.id,
-        "title": record.title,
-        "category": record.category,
-        "confidence": record.confidence,
-        "stakes": record.stakes,
-        "status": record.status,
-        "outcome": record.outcome,
-        "date": date_text(record.date),
-        "source": record.source,
-        "recorded_by": record.recorded_by,
-    }
+    fields = {name: getattr(record, name) for name in ("id", *SUMMARY_FIELDS)}
+    return fields | {"date": date_text(record.date)}
