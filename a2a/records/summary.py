@@ -27,12 +27,10 @@ SUMMARY_FIELDS: Final = (
 
 
 class DecisionMetadata(BaseModel):
-    """The metadata every result shows of a decision; None where the record lacks a field.
+    """The metadata every result shows of a decision; None where the record lacks a field."""
 
-    `date` is RFC 3339 UTC text (`2026-01-20T14:00:00Z`), `confidence` in [0, 1]. Fields
-    by their camelCase alias on the wire, built by field name (the result models' config).
-    """
-
+    # `date`: RFC 3339 UTC text (`2026-01-20T14:00:00Z`); `confidence` in [0, 1]. The
+    # docstring above is the model's description in rpc.discover: kept as it was.
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     id: str
