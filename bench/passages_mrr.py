@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from a2a.app.stack import fusion_config
 from a2a.embeddings import DEFAULT_MODEL, MODELS, Embedder, load_embedder
 from a2a.evaluation.metrics import mean_by_kind, recall_at, reciprocal_rank
 from a2a.evaluation.queries import LabelledQuery, load_queries
-from a2a.http.state import fusion_config
 from a2a.index.bm25 import BM25Index
 from a2a.index.tokens import analyze
 from a2a.ingest import discover, load_file

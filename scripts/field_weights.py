@@ -26,11 +26,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from a2a.app.stack import fusion_config  # noqa: E402
 from a2a.embeddings import DEFAULT_MODEL, load_embedder  # noqa: E402
 from a2a.evaluation.crossval import choose, stratified_folds  # noqa: E402
 from a2a.evaluation.metrics import reciprocal_rank  # noqa: E402
 from a2a.evaluation.queries import LabelledQuery, load_queries  # noqa: E402
-from a2a.http.state import fusion_config  # noqa: E402
 from a2a.index import SearchIndex  # noqa: E402
 from a2a.index.fields import FieldWeights  # noqa: E402
 from a2a.index.search_index import IndexedRecord  # noqa: E402

@@ -16,13 +16,13 @@ import pytest
 from filelock import FileLock
 from starlette.applications import Starlette
 
+from a2a.app.runtime import Runtime
 from a2a.embeddings import DEFAULT_MODEL, Embedder, load_embedder
 from a2a.errors import InvalidParams
 from a2a.http.app import create_app
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.records import DecisionRecord
 from a2a.rpc.methods import Method
-from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from a2a.store.chroma import ChromaDecisionStore
 

@@ -18,6 +18,7 @@ import pytest
 from limits.storage import MemoryStorage
 from typer.testing import CliRunner
 
+from a2a.app.runtime import Runtime
 from a2a.cli.main import app as cli_app
 from a2a.embeddings import Embedder
 from a2a.errors import RateLimited, SettingsError
@@ -25,7 +26,6 @@ from a2a.http.app import create_app
 from a2a.limits.admission import RateLimits
 from a2a.limits.config import LimitPolicy
 from a2a.rpc.methods import CallContext
-from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 from tests.conftest import rpc_call
 from tests.redis_server import running_redis, start_redis

@@ -23,12 +23,12 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from a2a.app.methods import NoParams
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
 from a2a.decisions.service import DecisionService
 from a2a.errors import Saturated, StoreUnavailable
 from a2a.index.sync import LiveIndex
-from a2a.methods import NoParams
 from a2a.query.service import QueryService
 from a2a.rpc.methods import CallContext, Method, method
 from a2a.similarity.service import SimilarityService

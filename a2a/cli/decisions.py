@@ -23,10 +23,10 @@ from a2a.cli.options import (  # the shared options, by the names this module ha
     shared_options,
 )
 from a2a.cli.query import default_url, print_error
+from a2a.client import DecisionMetadata
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.errors import SettingsError
-from a2a.records.summary import DecisionMetadata
 from a2a.settings import load_settings
 
 #: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an

@@ -43,9 +43,9 @@ from a2a.settings import Settings, load_settings
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
+    from a2a.app.runtime import Runtime
     from a2a.decisions.replica_locks import WriterLocks
     from a2a.ingest.indexer import IndexSummary
-    from a2a.runtime import Runtime
 
 app = typer.Typer(
     add_completion=False,
@@ -100,7 +100,7 @@ def _settings(**overrides: Any) -> Settings:
 
 
 def _open(settings: Settings, role: str) -> Runtime:
-    from a2a.runtime import Runtime
+    from a2a.app.runtime import Runtime
 
     try:
         return Runtime.open(settings, role=role)
@@ -120,7 +120,7 @@ def _writer_locks(runtime: Runtime) -> Iterator[WriterLocks | None]:
     """The locks an index run takes in the Redis the service's replicas share (None
     without one): they may be updating the same records, and each batch takes turns with
     them (docs/lifecycle.md, "Limits"). Closed after the block."""
-    from a2a.decisions.wiring import writer_locks
+    from a2a.app.decisions import writer_locks
 
     locks = writer_locks(runtime.settings, runtime.store.collection_name)
     try:
@@ -404,13 +404,11 @@ def evaluate_command(
     import tempfile
     import time
 
+    from a2a.app.stack import evaluation_service, fusion_config
     from a2a.evaluation.modes import MODES
     from a2a.evaluation.queries import load_queries
     from a2a.evaluation.report import EvalOptions, report_json, report_text, run_evaluation
     from a2a.evaluation.threshold import load_off_topic
-    from a2a.http.state import fusion_config, hybrid_config
-    from a2a.query.service import QueryService
-    from a2a.store.async_store import AsyncStore
 
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     if unknown := set(chosen) - set(MODES):
@@ -442,8 +440,7 @@ def evaluate_command(
                 "hybrid": f"{fusion_config(settings).describe()}, "
                 f"{settings.hybrid_candidates} candidates",
             }
-            store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
-            service = QueryService(store, runtime.embedder, "eval", hybrid=hybrid_config(settings))
+            service = evaluation_service(settings, runtime)
             reports = [
                 asyncio.run(
                     run_evaluation(

@@ -12,12 +12,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from a2a.cli import exit_codes, options
-from a2a.client import precedents
+from a2a.client import DecisionSummary, QueryDecisionsResult, precedents
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError, UnauthorizedError
 from a2a.client.table import decisions_table
 from a2a.errors import SettingsError
-from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.settings import Settings, load_settings
 
 #: Bound to every interface: a client on this machine reaches it on loopback.

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from a2a.cli import options
 from a2a.cli.decisions import _client, _out
-from a2a.similarity.results import FindSimilarDecisionsResult
+from a2a.client import FindSimilarDecisionsResult
 
 
 @options.shared_options()

@@ -16,17 +16,25 @@ from a2a.client.errors import (
     UnauthorizedError,
 )
 from a2a.client.precedents import render_precedents
+from a2a.query.results import DecisionSummary, QueryDecisionsResult
+from a2a.records.summary import DecisionMetadata
+from a2a.similarity.results import FindSimilarDecisionsResult
 
+#: The result types the calls return are exported with the client (its public API).
 __all__ = [
     "AsyncCSTPClient",
     "CSTPClient",
     "CSTPError",
+    "DecisionMetadata",
+    "DecisionSummary",
+    "FindSimilarDecisionsResult",
     "ForbiddenError",
     "InternalError",
     "InvalidParamsError",
     "InvalidRequestError",
     "MethodNotFoundError",
     "ParseError",
+    "QueryDecisionsResult",
     "RateLimitedError",
     "SaturatedError",
     "StoreUnavailableError",

@@ -55,7 +55,7 @@ class BatchWriter:
     (a2a.concurrency.Lane.run with `refusable` false): once a write is stored, -32005 ("retry")
     would be untrue, and a retry of a decision sent without an id would store it twice.
     `on_write` hears of every batch stored; it runs after the write, so its own runner
-    must not refuse either (a2a.decisions.wiring gives it `finish`).
+    must not refuse either (a2a.app.decisions gives it `finish`).
     """
 
     def __init__(

@@ -11,14 +11,16 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Scope
 
+from a2a import __version__
 from a2a.app.process import configure_process
+from a2a.app.runtime import Runtime
+from a2a.app.service import Service, build_service, open_service
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import load_token_table
 from a2a.http import routes
 from a2a.http.console import PAGE_SLASH, console_routes, load_assets
 from a2a.http.identify import OPEN_PATHS, Identify
-from a2a.http.mcp import McpEndpoint, running
-from a2a.http.state import AppState, build_state
+from a2a.http.mcp import McpEndpoint, mcp_server, running, session_manager
 from a2a.observability.calls import CallLog
 from a2a.observability.logs import configure_logging
 from a2a.observability.metrics import Metrics
@@ -27,7 +29,6 @@ from a2a.rpc import protocol
 from a2a.rpc.errors import ErrorObject
 from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Outcome
-from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def create_app(
     metrics = Metrics()
     calls = CallLog(metrics)
     built = (
-        None if runtime is None else build_state(settings, runtime, metrics, calls, extra_methods)
+        None if runtime is None else build_service(settings, runtime, metrics, calls, extra_methods)
     )
     tokens = load_token_table(settings) if built is None else built.tokens
     open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
@@ -90,16 +91,15 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state: AppState | None = built
+        state: Service | None = built
         try:
             if state is None:
-                opened = Runtime.open(settings, role="cstp serve")
-                try:
-                    state = build_state(settings, opened, metrics, calls, extra_methods)
-                except BaseException:
-                    opened.close()
-                    raise
+                state = open_service(settings, metrics, calls, extra_methods)
             app.state.cstp = state
+            app.state.cards = {}
+            app.state.mcp = mcp = session_manager(
+                mcp_server(state.pipeline, calls, "cstp", __version__), settings.max_body_bytes
+            )
             # The search index answers every read; it loads in the background while /ready
             # says "warming" and queries wait for it. A small store is ready before serving.
             state.index.start()
@@ -107,7 +107,7 @@ def create_app(
             _log_access_mode(len(tokens), sorted(tokens.agents))
             # The SDK's session manager must run inside this lifespan (it owns the task
             # group of each MCP call).
-            async with running(state.mcp):
+            async with running(mcp):
                 yield
         finally:
             if state is not None:

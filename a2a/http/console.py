@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from a2a.query.matching import console_config
+from a2a.app.console import console_config
 
 #: Where the page is served; its assets live under `PAGE_PATH + "/"`.
 PAGE_PATH = "/console"
@@ -69,7 +69,7 @@ def load_assets() -> dict[str, Asset]:
     """The console's files by URL path (`/console`, `/console/main.js`, ...).
 
     `index.html` is served at `/console` itself, and `matching.json` holds
-    a2a.query.matching.console_config(). Raises FileNotFoundError when the package
+    a2a.app.console.console_config(). Raises FileNotFoundError when the package
     was installed without its console files (package data in pyproject.toml).
     """
     root = resources.files("a2a") / "console"

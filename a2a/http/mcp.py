@@ -145,7 +145,7 @@ async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
 
 class McpEndpoint:
     """ASGI endpoint for /mcp: body and envelope checks, then the session manager in the
-    app's AppState (built by the lifespan, hence this forwarder)."""
+    app's state (built by the lifespan, hence this forwarder)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") == "GET":
@@ -154,10 +154,11 @@ class McpEndpoint:
             response = Response(status_code=405, headers={"Allow": "POST, DELETE"})
             await response(scope, receive, send)
             return
-        # The AppState (a2a.http.state), looked up here to keep the import one-way.
+        # The Service (a2a.app.service) and the session manager, set by the lifespan.
         state: Any = scope["app"].state.cstp
+        manager: StreamableHTTPSessionManager = scope["app"].state.mcp
         if scope.get("method") != "POST":
-            await state.mcp.handle_request(scope, receive, send)
+            await manager.handle_request(scope, receive, send)
             return
         body = await read_body(Request(scope, receive), state.settings, state.calls, "mcp")
         if isinstance(body, Response):
@@ -193,7 +194,7 @@ class McpEndpoint:
                 headers = rate_limit_headers(outcomes)
                 await JSONResponse(error, headers=headers)(scope, receive, send)
                 return
-        await state.mcp.handle_request(scope, _replay(body, receive), _with_headers(send, outcomes))
+        await manager.handle_request(scope, _replay(body, receive), _with_headers(send, outcomes))
 
 
 def envelope_error(message: Any) -> dict[str, Any] | None:

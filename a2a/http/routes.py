@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
+from a2a.app.service import Service
 from a2a.errors import EmbeddingModelMismatch, Saturated, StoreUnavailable
 from a2a.http.agent_card import CARD_SHAPES, card_bytes
 from a2a.http.edge import call_context, read_body, record
-from a2a.http.state import AppState, state_of
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from a2a.rpc import protocol
@@ -100,14 +101,22 @@ async def card(request: Request) -> Response:
     shape = CARD_SHAPES[request.url.path]
     base_url = public_base_url(state, request)
     key = (base_url, shape)
-    if key not in state.cards:
-        state.cards[key] = card_bytes(
+    cards: dict[tuple[str, str], bytes] = request.app.state.cards
+    if key not in cards:
+        cards[key] = card_bytes(
             shape, base_url, state.settings.agent_id, state.methods, state.auth_on
         )
-    return Response(state.cards[key], media_type="application/json")
+    return Response(cards[key], media_type="application/json")
 
 
-def public_base_url(state: AppState, request: Request) -> str:
+def state_of(connection: HTTPConnection) -> Service:
+    """The Service of the app serving `connection` (built in its lifespan, a2a.http.app)."""
+    state: Any = connection.app.state.cstp
+    assert isinstance(state, Service), "the lifespan has not run"
+    return state
+
+
+def public_base_url(state: Service, request: Request) -> str:
     """CSTP_PUBLIC_URL without a trailing `/`, else `http://<bound host>:<port>`."""
     if state.settings.public_url is not None:
         return str(state.settings.public_url).rstrip("/")

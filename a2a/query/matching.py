@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 #: Cosine distance past which the best hit is likely noise, for the default model
 #: (all-minilm-l6-v2-int8). Measured by `cstp eval ... --off-topic bench/off_topic_queries.txt`:
@@ -20,16 +20,6 @@ NO_MATCH: Final = (
 BROAD_MATCH: Final = "Broad match — results may be tangential"
 #: Most known categories a category note suggests.
 SUGGESTED_CATEGORIES: Final = 5
-
-
-def console_config() -> dict[str, Any]:
-    """What the console needs to judge a result list as the CLI does (JSON-ready):
-    `broadMatchDistance` (cosine distance in [0, 2]), `broadMatch` and `noMatch` (the words)."""
-    return {
-        "broadMatchDistance": BROAD_MATCH_DISTANCE,
-        "broadMatch": BROAD_MATCH,
-        "noMatch": NO_MATCH,
-    }
 
 
 def suggest_categories(wanted: str, known: Sequence[str]) -> list[str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 
+from a2a.app.runtime import Runtime
 from a2a.client import AsyncCSTPClient
 from a2a.embeddings import Embedder
 from a2a.http.app import create_app
-from a2a.runtime import Runtime
 from a2a.settings import Settings
 from tests.conftest import SAMPLE, index_records
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2a.app.decisions import decision_service
 from a2a.concurrency import Admission, Lane
 from a2a.decisions.params import (
     RecordDecisionParams,
@@ -18,7 +19,6 @@ from a2a.decisions.params import (
 )
 from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
-from a2a.decisions.wiring import decision_service
 from a2a.embeddings import Embedder
 from a2a.errors import InvalidParams
 from a2a.index.sync import LiveIndex

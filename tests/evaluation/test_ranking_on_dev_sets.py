@@ -15,14 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from a2a.app.runtime import Runtime
+from a2a.app.stack import evaluation_service
 from a2a.embeddings import Embedder
 from a2a.evaluation.modes import ModeReport, evaluate
 from a2a.evaluation.queries import load_queries
-from a2a.http.state import hybrid_config
-from a2a.query.service import QueryService
-from a2a.runtime import Runtime
 from a2a.settings import load_settings
-from a2a.store.async_store import AsyncStore
 from tests.conftest import DEV_QUERIES, REPO, copy_store
 
 pytestmark = pytest.mark.slow
@@ -45,8 +43,7 @@ def reports(
     settings = load_settings(data_dir=data_dir)
     runtime = Runtime.open(settings, role="eval", embedder=embedder)
     try:
-        store = AsyncStore(runtime.store, settings.chroma_timeout_seconds)
-        service = QueryService(store, embedder, "eval", hybrid=hybrid_config(settings))
+        service = evaluation_service(settings, runtime)
         yield {
             name: {r.mode: r for r in asyncio.run(evaluate(service, load_queries(path)))}
             for name, path in SETS.items()

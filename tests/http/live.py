@@ -9,10 +9,10 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from a2a.app.runtime import Runtime
 from a2a.embeddings import Embedder
 from a2a.http.app import create_app
 from a2a.rpc.methods import Method
-from a2a.runtime import Runtime
 from a2a.settings import Settings
 from tests.servers import free_port
 

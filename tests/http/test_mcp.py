@@ -15,9 +15,9 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from a2a.app.runtime import Runtime
 from a2a.embeddings import Embedder
 from a2a.http.app import create_app
-from a2a.runtime import Runtime
 from a2a.settings import Settings, load_settings
 
 SCHEMAS = json.loads((Path(__file__).parents[1] / "docs/data/seed_003_schemas.json").read_text())

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
+from a2a.app.runtime import Runtime
 from a2a.embeddings import Embedder
 from a2a.http.app import create_app
-from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.pages import StoredPage

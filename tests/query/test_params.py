@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from a2a.app.methods import build_methods
 from a2a.errors import InvalidParams
-from a2a.methods import build_methods
 from a2a.query.params import QueryDecisionsParams
 from tests.conftest import invalid_fields
 

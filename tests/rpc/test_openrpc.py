@@ -8,10 +8,10 @@ import jsonschema
 import pytest
 
 from a2a import __version__
+from a2a.app.methods import build_methods
 from a2a.docs.catalog import empty_catalog
 from a2a.docs.service import DocsSearchService
 from a2a.embeddings import Embedder
-from a2a.methods import build_methods
 from a2a.rpc.methods import Method
 from a2a.rpc.openrpc import ERRORS, openrpc_document
 from a2a.settings import Settings

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from a2a.methods import find_similar_decisions_method
+from a2a.app.methods import find_similar_decisions_method
 from a2a.similarity.params import FindSimilarDecisionsParams
 from tests.conftest import invalid_fields
 

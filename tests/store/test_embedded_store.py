@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from a2a.app.runtime import Runtime
 from a2a.embeddings import Embedder
 from a2a.errors import EmbeddingModelMismatch, StoreLocked
 from a2a.records import DecisionRecord
-from a2a.runtime import Runtime
 from a2a.settings import Settings
 from a2a.store.chroma import REVISION_KEY, ChromaDecisionStore
 from a2a.store.metadata import decode

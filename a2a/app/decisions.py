@@ -1,4 +1,5 @@
-"""The DecisionService a running service uses, built from its settings."""
+"""The DecisionService a running service uses, and the index run's writer locks, built from
+its settings (the composition root's part for decisions)."""
 
 from __future__ import annotations
 

@@ -1,48 +1,45 @@
-"""The app's lifespan state: one typed object, built once from the settings by one function."""
+"""The composition root: one function builds a running service from the settings.
+
+`build_service(settings, runtime, ...)` turns settings into objects (lanes, store, tenants
+and their stacks, method table, limits, pipeline, dispatcher) and is the only place that
+does: `cstp serve`, the ASGI factory (a2a.http.app), `cstp eval` and the tests all build
+through this package. The doors hold the Service and never a service, store or index.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.requests import HTTPConnection
-
-from a2a import __version__
+from a2a.app.methods import discover_method
 from a2a.app.org import org_methods
-from a2a.app.tenants import Services, Tenants, TenantStack, list_tenants_method
+from a2a.app.runtime import Runtime
+from a2a.app.stack import tenant_stack
+from a2a.app.tenants import Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
-from a2a.concurrency import Lane, Lanes
+from a2a.concurrency import Lanes
 from a2a.decisions.replica_locks import SharedRedis, replica_redis
-from a2a.decisions.wiring import decision_service
 from a2a.docs.method import search_docs_method
 from a2a.docs.service import docs_service
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.errors import CatalogError, StartupError
-from a2a.http.mcp import mcp_server, session_manager
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
-from a2a.methods import build_methods, discover_method
 from a2a.observability.calls import CallLog
 from a2a.observability.metrics import Metrics
-from a2a.query.fusion import FusionConfig
-from a2a.query.service import HybridConfig, QueryService
 from a2a.rpc.dispatcher import Dispatcher
 from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Pipeline
-from a2a.runtime import Runtime
 from a2a.settings import Settings
-from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
-from a2a.store.chroma import ChromaDecisionStore, open_store
+from a2a.store.chroma import open_store
 from a2a.tenants.names import DEFAULT_TENANT, collection_of, tenant_of
 
 
 @dataclass
-class AppState:
-    """Everything the routes use, built once per app (`build_state`)."""
+class Service:
+    """Everything the doors use, built once per app (`build_service`)."""
 
     settings: Settings
     runtime: Runtime
@@ -56,7 +53,6 @@ class AppState:
     rate_limits: RateLimits
     pipeline: Pipeline
     dispatcher: Dispatcher
-    mcp: StreamableHTTPSessionManager
     #: The default tenant's search index (a2a.index): /ready waits for it.
     index: LiveIndex
     #: Every tenant this replica serves (a2a.app.tenants).
@@ -65,8 +61,6 @@ class AppState:
     batcher: DynamicBatcher | None = None
     #: The Redis the replicas share their decision locks in (None: no shared Redis).
     shared_redis: SharedRedis | None = None
-    #: Agent cards already served, by (base URL, shape).
-    cards: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
     def warming(self) -> bool:
         """True while the search index is still loading: /ready is 503 `"warming"`
@@ -95,14 +89,14 @@ class AppState:
         self.runtime.close()
 
 
-def build_state(
+def build_service(
     settings: Settings,
     runtime: Runtime,
     metrics: Metrics,
     calls: CallLog,
     extra_methods: Iterable[Method] = (),
-) -> AppState:
-    """The state of a service on `runtime`: lanes, store, methods, limits, pipeline, doors.
+) -> Service:
+    """The service on `runtime`: lanes, store, tenants, methods, limits, pipeline.
 
     `metrics` and `calls` are the app's own (its middleware holds them from the start).
     `extra_methods` join the table (an embedding app's own, or a test's): like every method
@@ -178,7 +172,7 @@ def build_state(
         raise StartupError(str(exc)) from None
     tenants.org = org_methods(tenants, methods, settings.agent_id, metrics)
     pipeline = Pipeline(methods, rate_limits, tenants)
-    return AppState(
+    return Service(
         settings=settings,
         runtime=runtime,
         lanes=lanes,
@@ -196,9 +190,6 @@ def build_state(
             max_json_depth=settings.max_json_depth,
             parser=lanes.parser,
         ),
-        mcp=session_manager(
-            mcp_server(pipeline, calls, "cstp", __version__), settings.max_body_bytes
-        ),
         index=index,
         tenants=tenants,
         batcher=batcher,
@@ -206,92 +197,14 @@ def build_state(
     )
 
 
-def tenant_stack(
-    tenant: str,
-    settings: Settings,
-    runtime: Runtime,
-    chroma: ChromaDecisionStore,
-    store: AsyncStore,
-    batcher: DynamicBatcher | None,
-    shared_redis: SharedRedis | None,
-    lanes: Lanes,
-) -> TenantStack:
-    """The parts of one tenant on its collection `chroma` (`store`: its async face): search
-    index (not yet loading), services and method table (queryDecisions,
-    findSimilarDecisions and the decision methods)."""
-    workers = store.workers
-    dimension = getattr(runtime.embedder, "dimension", None)
-    index = live_index(settings, chroma, dimension, tenant, lanes.background)
-    query = QueryService(
-        store,
-        runtime.embedder,
-        settings.agent_id,
-        hybrid=hybrid_config(settings),
-        index=index,
-        workers=workers,
-        default_mode=settings.default_retrieval_mode,
-        batcher=batcher,
-    )
-    similar = SimilarityService(
-        store, settings.similarity_weights, settings.agent_id, index=index, workers=workers
-    )
-    decisions = decision_service(
-        settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
-    )
-    methods = build_methods(query, similar, None, decisions)
-    del methods["rpc.discover"]  # one for the service, in the table calls are checked against
-    return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
-
-
-def live_index(
-    settings: Settings,
-    store: ChromaDecisionStore,
-    dimension: int | None = None,
-    tenant: str = DEFAULT_TENANT,
-    background: Lane | None = None,
-) -> LiveIndex:
-    """The search index of `store` as the settings configure it (not yet loading), with
-    snapshots of vectors of `dimension` (the embedder's) in CSTP_INDEX_SNAPSHOT_DIR
-    (default <data_dir>/index/<collection>; another tenant's in its `tenants/<name>`
-    folder, by default <data_dir>/index/<its collection>); its loads, checks, graph builds
-    and snapshot writes on `background` (a2a.concurrency.Lanes.background)."""
-    if settings.index_snapshot_dir is None:
-        snapshots = settings.data_dir / "index" / store.collection_name
-    elif tenant == DEFAULT_TENANT:
-        snapshots = settings.index_snapshot_dir
-    else:
-        snapshots = settings.index_snapshot_dir / "tenants" / tenant
-    return LiveIndex(
-        store,
-        timeout_seconds=settings.chroma_timeout_seconds,
-        margin_ms=round(settings.index_freshness_margin_seconds * 1000),
-        vector_dtype=settings.index_vector_dtype,
-        snapshots=snapshots,
-        model=settings.embedding_model,
-        dimension=dimension,
-        snapshot_min_records=settings.index_snapshot_min_records,
-        stale_seconds=settings.stale_reads_seconds,
-        background=background,
-    )
-
-
-def hybrid_config(settings: Settings) -> HybridConfig:
-    """Hybrid retrieval as the settings configure it: the fusion and the candidate depth."""
-    return HybridConfig(fusion=fusion_config(settings), candidates=settings.hybrid_candidates)
-
-
-def fusion_config(settings: Settings) -> FusionConfig:
-    """The hybrid fusion of `settings`: CSTP_FUSION_METHOD and the CSTP_HYBRID_* parameters."""
-    return FusionConfig(
-        method=settings.fusion_method,
-        rrf_k=settings.hybrid_rrf_k,
-        semantic_weight=settings.hybrid_semantic_weight,
-        keyword_weight=settings.hybrid_keyword_weight,
-    )
-
-
-def state_of(connection: HTTPConnection) -> AppState:
-    """The AppState of the app serving `connection`."""
-    state: Any = connection.app.state.cstp
-    assert isinstance(state, AppState), "the lifespan has not run"
-    return state
+def open_service(
+    settings: Settings, metrics: Metrics, calls: CallLog, extra_methods: Iterable[Method] = ()
+) -> Service:
+    """`build_service` on a runtime opened now (Runtime.open, role `cstp serve`), closed
+    again when the build fails. Raises what Runtime.open and build_service raise."""
+    runtime = Runtime.open(settings, role="cstp serve")
+    try:
+        return build_service(settings, runtime, metrics, calls, extra_methods)
+    except BaseException:
+        runtime.close()
+        raise
