@@ -8,7 +8,7 @@ for 1M). It loads the search index from Chroma (time, RSS), then for every mode
 (semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
 and interleaved (each going first on every other query), after a first pass over the cell's
 queries that the table leaves out (its service p99 is printed as `cold p99`):
-- service: what cstp.queryDecisions computes, `QueryService.answer(...).to_wire()`
+- service: what cstp.queryDecisions computes, `to_wire(QueryService.answer(...).result())`
   (freshness check, embedding, index search, metadata, the reply's dict; not the JSON
   bytes or HTTP);
 - floor: the query embedding plus an exact numpy scan of the same vectors under the same
@@ -52,6 +52,7 @@ from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records.filters import QueryFilters
+from a2a.rpc.protocol import to_wire
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 
@@ -276,7 +277,7 @@ async def print_cells(
             cold_ms = []
             for text, params in zip(queries, every, strict=True):
                 started = time.perf_counter()
-                (await service.answer(params)).to_wire()
+                to_wire((await service.answer(params)).result())
                 cold_ms.append((time.perf_counter() - started) * 1000)
                 floor(text)
             analyze_query.cache_clear()  # the pass leaves no query analysed that was not before
@@ -286,7 +287,7 @@ async def print_cells(
                 if turn % 2:
                     ms, (q, _) = timed(lambda text=text: floor(text))
                 started = time.perf_counter()
-                wire = (await service.answer(params)).to_wire()
+                wire = to_wire((await service.answer(params)).result())
                 service_ms.append((time.perf_counter() - started) * 1000)
                 if not turn % 2:
                     ms, (q, _) = timed(lambda text=text: floor(text))

@@ -32,6 +32,7 @@ from a2a.decisions.params import GetStatsParams
 from a2a.decisions.service import DecisionService
 from a2a.index import IndexedRecord, SearchIndex
 from a2a.records.filters import QueryFilters
+from a2a.rpc.protocol import to_wire
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 
@@ -100,12 +101,10 @@ async def main() -> None:
         for step in order:
             t = time.perf_counter()
             if step == "a":
-                (await service.get_stats(GetStatsParams())).to_wire()
+                to_wire(await service.get_stats(GetStatsParams()))
                 name = "getStats (no filter)"
             elif step == "b":
-                (
-                    await service.get_stats(GetStatsParams.model_validate({"filters": FILTER}))
-                ).to_wire()
+                to_wire(await service.get_stats(GetStatsParams.model_validate({"filters": FILTER})))
                 name = "getStats (~10%)"
             else:
                 floor()

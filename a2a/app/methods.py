@@ -1,15 +1,15 @@
-"""The CSTP method table: each JSON-RPC method name and the thin handler behind it."""
+"""The CSTP method table: each JSON-RPC method name and the thin handler behind it.
+
+Handlers return typed results (a2a.results); a2a.rpc makes the wire of them."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from a2a import __version__
-from a2a.decisions.methods import decision_methods
+from a2a.app.decision_methods import decision_methods
 from a2a.decisions.service import DecisionService
-from a2a.docs.method import search_docs_method
+from a2a.docs.models import SearchDocsParams, SearchDocsResult
 from a2a.docs.service import DocsSearchService
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
@@ -54,9 +54,11 @@ def build_methods(
         tenancy="many",
         stale=True,
     )
-    async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+    async def query_decisions(
+        params: QueryDecisionsParams, ctx: CallContext
+    ) -> QueryDecisionsResult:
         """Decisions semantically close to a query, narrowed by structured filters."""
-        return (await service.answer(params)).to_wire()
+        return (await service.answer(params)).result()
 
     methods = table(query_decisions)
     if similar is not None:
@@ -109,8 +111,25 @@ def find_similar_decisions_method(similar: SimilarityService) -> Method:
     )
     async def find_similar_decisions(
         params: FindSimilarDecisionsParams, ctx: CallContext
-    ) -> dict[str, Any]:
+    ) -> FindSimilarDecisionsResult:
         """Prior decisions structurally like a proposal or a stored decision."""
-        return (await similar.find_similar_decisions(params)).to_wire()
+        return await similar.find_similar_decisions(params)
 
     return find_similar_decisions
+
+
+def search_docs_method(docs: DocsSearchService) -> Method:
+    """cstp.searchDocs (seed 003): ranked sections of the service's documentation catalog."""
+
+    @method(
+        "cstp.searchDocs",
+        SearchDocsParams,
+        SearchDocsResult.model_json_schema(),
+        examples=({"query": "what does error -32002 mean", "max_sections": 2},),
+        errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
+    )
+    async def search_docs(params: SearchDocsParams, ctx: CallContext) -> SearchDocsResult:
+        """Sections of this service's operator guide that answer a question, ranked."""
+        return docs.search_docs(params)
+
+    return search_docs

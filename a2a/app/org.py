@@ -18,28 +18,33 @@ import functools
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.app.tenants import Tenants, TenantStack, stamped
+from a2a.app.steps import stale_marked
+from a2a.app.tenants import Tenants, TenantStack
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
 from a2a.decisions.params import GetCalibrationParams
+from a2a.decisions.results import CalibrationResult
 from a2a.decisions.service import calibration_of
 from a2a.errors import FieldError, InvalidParams
 from a2a.index import SearchIndex
-from a2a.index.staleness import with_stale_mark
 from a2a.index.union_graph import UnionGraph
 from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import recency_key
-from a2a.query.results import Hits
+from a2a.query.results import DecisionSummary, Hits, QueryDecisionsResult
 from a2a.query.service import QueryService, Ranking
 from a2a.rpc.methods import CallContext, Handler, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
+from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision
 from a2a.tenants.names import DEFAULT_TENANT
+
+#: A decision of an org-level list (a query's summary or a similar decision).
+S = TypeVar("S", DecisionSummary, SimilarDecision)
 
 #: Worker calls an org-level query splits its tenants into, run in parallel: two where the
 #: machine has two cores (one: every tenant in one call, one thread hop).
@@ -65,7 +70,9 @@ def org_methods(
     async def stacks(ctx: CallContext) -> list[TenantStack]:
         return [tenants.stack(name) for name in await tenants.existing(ctx.tenants)]
 
-    async def query_decisions(params: QueryDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+    async def query_decisions(
+        params: QueryDecisionsParams, ctx: CallContext
+    ) -> QueryDecisionsResult:
         started = time.perf_counter()
         # One listing of Chroma's collections names the tenants and reads each one's change
         # marker (a tenant whose index is at its marker needs no check of its own); the
@@ -76,7 +83,7 @@ def org_methods(
         )
         chosen = [tenants.stack(name) for name in markers]
         if not chosen:
-            return _empty_query(params, agent_id, started)
+            return _query_result(params, [], None, agent_id, started)
         workers = chosen[0].services.store.workers
         async with tenants.using_all(chosen):
             indexes = await asyncio.gather(
@@ -89,14 +96,15 @@ def org_methods(
             category = params.filters.category if params.filters is not None else None
             known = _categories(indexes) if category is not None and not ranked else None
         ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
-        wire = _empty_query(params, agent_id, started)
-        wire.update(decisions=ranked, total=len(ranked))
+        note = None
         if category is not None and known is not None and category not in known:
             # No granted tenant has the category: the note names the closest of them all.
-            wire["note"] = category_note(category, known)
-        return wire
+            note = category_note(category, known)
+        return _query_result(params, ranked, note, agent_id, started)
 
-    async def find_similar(params: FindSimilarDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+    async def find_similar(
+        params: FindSimilarDecisionsParams, ctx: CallContext
+    ) -> FindSimilarDecisionsResult:
         if params.decision_id is not None:
             raise InvalidParams(
                 [
@@ -111,29 +119,26 @@ def org_methods(
         answers = await asyncio.gather(
             *(_in(tenants, s, s.services.similar.find_similar_decisions(params)) for s in chosen)
         )
-        ranked: list[dict[str, Any]] = []
+        found: list[SimilarDecision] = []
         reason = None
         for stack, answer in zip(chosen, answers, strict=True):
-            wire = answer.to_wire()
-            ranked += stamped(wire, stack.name)["decisions"]
-            reason = reason or wire.get("reason")
-        ranked = _ranked(ranked)[: params.limit]
-        result: dict[str, Any] = {
-            "decisions": ranked,
-            "total": len(ranked),
-            "queryTimeMs": round((time.perf_counter() - started) * 1000),
-            "agent": agent_id,
-        }
-        if reason is not None:
-            result["reason"] = reason
-        return result
+            found += answer.with_tenant(stack.name).decisions
+            reason = reason or answer.reason
+        ranked = _ranked(found)[: params.limit]
+        return FindSimilarDecisionsResult(
+            decisions=ranked,
+            total=len(ranked),
+            query_time_ms=round((time.perf_counter() - started) * 1000),
+            agent=agent_id,
+            reason=reason,
+        )
 
-    async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
+    async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> CalibrationResult:
         chosen = await stacks(ctx)
         parts = await asyncio.gather(
             *(_in(tenants, s, s.services.decisions.scored(params)) for s in chosen)
         )
-        return calibration_of(list(parts), params.bins).to_wire()
+        return calibration_of(list(parts), params.bins)
 
     handlers: dict[str, Handler] = {
         "cstp.queryDecisions": query_decisions,
@@ -141,7 +146,7 @@ def org_methods(
         "cstp.getCalibration": get_calibration,
     }
     return {
-        name: dataclasses.replace(base[name], handler=with_stale_mark(handler))
+        name: dataclasses.replace(base[name], handler=stale_marked(handler))
         for name, handler in handlers.items()
         if name in base
     }
@@ -154,7 +159,7 @@ async def _searched(
     vector: npt.NDArray[np.float32],
     query: QueryService,
     workers: Lane,
-) -> tuple[list[dict[str, Any]], str]:
+) -> tuple[list[DecisionSummary], str]:
     """The hits of every tenant of `pairs` that may make the org list (`_answers`), and
     how they were searched: `union` (one walk of their union graph, when one covers them
     and the call may take it, `_walks_union`) or `tenants` (each tenant's own search).
@@ -175,7 +180,7 @@ async def _searched(
                         found, answered = _union_answers(union, pairs, params, vector), True
         if not answered:
 
-            def waiting() -> list[dict[str, Any]] | None:  # in a worker: locks waited for
+            def waiting() -> list[DecisionSummary] | None:  # in a worker: locks waited for
                 with _reading_all(indexes, wait=True):
                     return _union_answers(union, pairs, params, vector)
 
@@ -195,9 +200,9 @@ def _answers(
     share: list[tuple[TenantStack, SearchIndex]],
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
-) -> list[dict[str, Any]]:
+) -> list[DecisionSummary]:
     """The hits of `params` in each tenant of `share` (blocking: a worker's), in turn, as
-    wire decisions naming their tenant.
+    summaries naming their tenant.
 
     What a hit shows is read only for the hits that can still make the first
     `params.limit` of the share, ranked as `_ranked` ranks them (the hits before them in the
@@ -205,7 +210,7 @@ def _answers(
     of the reads for ten tenants. With recencyHalfLifeDays (ranked by what hits show)
     every tenant's hits are read whole.
     """
-    found: list[dict[str, Any]] = []
+    found: list[DecisionSummary] = []
     if params.recency_half_life_days is not None:
         for stack, index in share:
             hits = stack.services.query.hits(index, params, vector)
@@ -232,7 +237,7 @@ def _union_answers(
     pairs: list[tuple[TenantStack, SearchIndex]],
     params: QueryDecisionsParams,
     vector: npt.NDArray[np.float32],
-) -> list[dict[str, Any]] | None:
+) -> list[DecisionSummary] | None:
     """`_answers` of every tenant of `pairs` from one walk of `union`, under every
     tenant's read lock (`_reading_all`: the walk numbers all their rows); None when the
     union's planner scans instead (then `_answers`)."""
@@ -241,7 +246,7 @@ def _union_answers(
     proposed = union.candidates(vector, indexes, masks, params.limit)
     if proposed is None:
         return None
-    found: list[dict[str, Any]] = []
+    found: list[DecisionSummary] = []
     best: list[tuple[Any, ...]] = []
     for (stack, index), rows in zip(pairs, proposed, strict=True):
         ranking = stack.services.query.ranking(index, params, vector, rows)
@@ -274,10 +279,10 @@ def _kept(
     ranking: Ranking,
     params: QueryDecisionsParams,
     best: list[tuple[Any, ...]],
-) -> list[dict[str, Any]]:
+) -> list[DecisionSummary]:
     """The hits of `ranking` (of `tenant`'s `index`, under its read lock) that can still
     make the first `params.limit` after those `best` holds (their keys, ascending; updated),
-    as wire decisions naming `tenant`."""
+    as summaries naming `tenant`."""
     kept = []
     # As `_ranked`: by score when every hit has one (keyword, hybrid), else by distance.
     scores = ranking.scores or []
@@ -293,10 +298,9 @@ def _kept(
     return _stamped(ranking.only(kept).hits(index, params), tenant)
 
 
-def _stamped(hits: Hits, tenant: str) -> list[dict[str, Any]]:
-    """`hits` as wire decisions, each naming `tenant`."""
-    decisions: list[dict[str, Any]] = stamped({"decisions": hits.to_wire()}, tenant)["decisions"]
-    return decisions
+def _stamped(hits: Hits, tenant: str) -> list[DecisionSummary]:
+    """`hits` as summaries, each naming `tenant`."""
+    return [summary.with_tenant(tenant) for summary in hits.summaries()]
 
 
 async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:
@@ -314,32 +318,45 @@ def _categories(indexes: list[SearchIndex]) -> list[str]:
     return sorted(found)
 
 
-def _ranked(
-    decisions: list[dict[str, Any]], half_life_days: float | None = None
-) -> list[dict[str, Any]]:
+def _ranked(decisions: list[S], half_life_days: float | None = None) -> list[S]:
     """One list from several tenants' (module docstring): by recency score with
     `half_life_days`, else by score when every hit has one, else by distance; ties by
     tenant, then id."""
     if half_life_days is not None:
-        now = time.time()
+        now: float = time.time()
+        half_life: float = half_life_days
         return sorted(
             decisions,
             key=lambda d: (
-                *recency_key(d["date"], d["distance"], now, half_life_days),
-                d["tenant"],
-                d["id"],
+                *recency_key(d.date, d.distance or 0.0, now, half_life),
+                d.tenant or "",
+                d.id,
             ),
         )
-    if decisions and all(d.get("score") is not None for d in decisions):
-        return sorted(decisions, key=lambda d: (-d["score"], d["tenant"], d["id"]))
-    return sorted(decisions, key=lambda d: (d["distance"], d["tenant"], d["id"]))
+    scores: list[float | None] = [getattr(d, "score", None) for d in decisions]
+    if decisions and all(score is not None for score in scores):
+        keyed = zip(decisions, scores, strict=True)
+        ranked = sorted(
+            keyed, key=lambda pair: (-(pair[1] or 0.0), pair[0].tenant or "", pair[0].id)
+        )
+        return [decision for decision, _ in ranked]
+    return sorted(decisions, key=lambda d: (d.distance or 0.0, d.tenant or "", d.id))
 
 
-def _empty_query(params: QueryDecisionsParams, agent: str, started: float) -> dict[str, Any]:
-    return {
-        "decisions": [],
-        "total": 0,
-        "query": params.query,
-        "queryTimeMs": round((time.perf_counter() - started) * 1000),
-        "agent": agent,
-    }
+def _query_result(
+    params: QueryDecisionsParams,
+    ranked: list[DecisionSummary],
+    note: str | None,
+    agent: str,
+    started: float,
+) -> QueryDecisionsResult:
+    """The org-level answer: `ranked` (the first `limit`), the query, server time since
+    `started` (perf_counter seconds) in ms, the agent id, the note when one is due."""
+    return QueryDecisionsResult.model_construct(
+        decisions=ranked,
+        total=len(ranked),
+        query=params.query,
+        query_time_ms=round((time.perf_counter() - started) * 1000),
+        agent=agent,
+        note=note,
+    )

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from a2a.app.methods import discover_method
+from a2a.app.methods import discover_method, search_docs_method
 from a2a.app.org import org_methods
 from a2a.app.runtime import Runtime
 from a2a.app.stack import tenant_stack
+from a2a.app.steps import with_stale_step
 from a2a.app.tenants import Tenants, TenantStack, list_tenants_method
 from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.concurrency import Lanes
 from a2a.decisions.replica_locks import SharedRedis, replica_redis
-from a2a.docs.method import search_docs_method
 from a2a.docs.service import docs_service
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.errors import CatalogError, StartupError
@@ -161,7 +161,7 @@ def build_service(
     # The table calls are checked against: every tenant's methods have the same names,
     # params, scopes and schemas as the default tenant's.
     methods.update(default.methods)
-    methods["cstp.listTenants"] = list_tenants_method(tenants)
+    methods["cstp.listTenants"] = with_stale_step(list_tenants_method(tenants))
     methods["rpc.discover"] = discover_method(methods)
     index = default.index
     methods.update((method.name, method) for method in extra_methods)

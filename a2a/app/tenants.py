@@ -24,13 +24,15 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.app.methods import NoParams
+from a2a.app.steps import stamped, with_stale_step
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
 from a2a.decisions.service import DecisionService
 from a2a.errors import Saturated, StoreUnavailable
 from a2a.index.sync import LiveIndex
 from a2a.query.service import QueryService
-from a2a.rpc.methods import CallContext, Method, method
+from a2a.results import Result
+from a2a.rpc.methods import CallContext, Handler, Method, method
 from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
 from a2a.tenants.grants import Grant
@@ -241,9 +243,10 @@ class Tenants:
                 raise Saturated(math.ceil(self._load_wait))
 
     def _counted(self, stack: TenantStack) -> TenantStack:
-        """`stack` with each handler a call `using` it, its result `stamped`."""
+        """`stack` with each handler a call `using` it, with the stale mark where the
+        method may answer stale, its result `stamped` with the tenant (a2a.app.steps)."""
 
-        def counted(handler: Callable[[Any, CallContext], Awaitable[Any]]) -> Any:
+        def counted(handler: Handler) -> Handler:
             async def call(params: Any, ctx: CallContext) -> Any:
                 async with self.using(stack):
                     return stamped(await handler(params, ctx), stack.name)
@@ -251,7 +254,7 @@ class Tenants:
             return call
 
         stack.methods = {
-            name: dataclasses.replace(method, handler=counted(method.handler))
+            name: dataclasses.replace(method, handler=counted(with_stale_step(method).handler))
             for name, method in stack.methods.items()
         }
         return stack
@@ -314,20 +317,6 @@ class Tenants:
         log.info("tenant index evicted: %s in %.2f s", stack.name, time.perf_counter() - started)
 
 
-def stamped(result: Any, tenant: str) -> Any:
-    """`result` with `tenant` on each decision it carries (CONTRACT.md, Tenants: every
-    summary carries it): those of a `decisions` list, or the one decision it is."""
-    if isinstance(result, dict):
-        decisions = result.get("decisions")
-        if isinstance(decisions, list):
-            for decision in decisions:
-                if isinstance(decision, dict):
-                    decision["tenant"] = tenant
-        elif "id" in result and "title" in result:  # a decision itself (getDecision)
-            result["tenant"] = tenant
-    return result
-
-
 class TenantCount(BaseModel):
     """One tenant of cstp.listTenants: its name and how many decisions it holds."""
 
@@ -335,7 +324,7 @@ class TenantCount(BaseModel):
     decisions: int
 
 
-class ListTenantsResult(BaseModel):
+class ListTenantsResult(Result):
     """cstp.listTenants: the granted tenants that exist, sorted by name."""
 
     tenants: list[TenantCount]
@@ -352,11 +341,11 @@ def list_tenants_method(tenants: Tenants) -> Method:
         tenancy="none",
         stale=True,
     )
-    async def list_tenants(params: NoParams, ctx: CallContext) -> dict[str, Any]:
+    async def list_tenants(params: NoParams, ctx: CallContext) -> ListTenantsResult:
         """The tenants this token may use that hold decisions, with their counts."""
         names = await tenants.existing(ctx.tenants)
         counts = await asyncio.gather(*(tenants.count(n) for n in names))
         found = [TenantCount(name=n, decisions=c) for n, c in zip(names, counts, strict=True)]
-        return ListTenantsResult(tenants=found).model_dump()
+        return ListTenantsResult(tenants=found)
 
     return list_tenants

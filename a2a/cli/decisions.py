@@ -27,6 +27,7 @@ from a2a.client import DecisionMetadata
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.errors import SettingsError
+from a2a.rpc.protocol import to_wire
 from a2a.settings import load_settings
 
 #: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an
@@ -102,7 +103,7 @@ def record(
         for decision in decisions:
             result = client.record_decision(decision)
             if connection.as_json:  # JSON Lines: one object per line, one line per decision
-                print(json.dumps(result.to_wire()), flush=True)
+                print(json.dumps(to_wire(result)), flush=True)
             else:
                 out.print(f"{result.id} {'created' if result.created else 'already recorded'}")
 
@@ -152,9 +153,9 @@ def get(
         record = client.get_decision(decision_id)
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(record.to_wire()))
+        out.print_json(json.dumps(to_wire(record)))
         return
-    for label, text in record_lines(record.to_wire()):
+    for label, text in record_lines(to_wire(record)):
         out.print(f"[bold]{escape(label)}[/bold]: {escape(text)}")
 
 
@@ -229,7 +230,7 @@ def calibration(
         result = client.get_calibration(filters, bins=bins)
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
         return
     brier = "n/a" if result.brier_score is None else f"{result.brier_score:.4f}"
     table = Table(title=f"{result.decisions} scored decision(s), Brier score {brier}")

@@ -23,6 +23,7 @@ from a2a.cli.options import (
     Tenant,
     shared_options,
 )
+from a2a.rpc.protocol import to_wire
 
 Ids = Annotated[
     list[str] | None, typer.Option(metavar="ID", help="A decision id; repeat for several.")
@@ -100,7 +101,7 @@ def delete(
         result = client.delete_decision(decision_id, reason)
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
     else:
         out.print(f"{result.id} deleted")
 
@@ -117,7 +118,7 @@ def stats(
         result = client.get_stats(filters)
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
         return
     out.print(f"{result.decisions} decision(s), {result.undated} undated")
     months = Table(title="by month", title_justify="left")
@@ -158,7 +159,7 @@ def drift(
         )
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
         return
     table = Table(title="calibration drift", title_justify="left")
     for name in ("group", "recent Brier", "n", "baseline Brier", "n", "drifted"):

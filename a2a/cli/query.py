@@ -17,6 +17,7 @@ from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError, UnauthorizedError
 from a2a.client.table import decisions_table
 from a2a.errors import SettingsError
+from a2a.rpc.protocol import to_wire
 from a2a.settings import Settings, load_settings
 
 #: Bound to every interface: a client on this machine reaches it on loopback.
@@ -103,7 +104,7 @@ def run_query(
         print_error(exc, err, token)
         return exit_codes.FAILED
     if as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
         return exit_codes.OK
     # Above the table, as the precedents block says it (seed 001, "No false confidence").
     # The service's own note (a category no stored decision has, with the known ones) says

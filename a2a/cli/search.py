@@ -16,6 +16,7 @@ from rich.table import Table
 from a2a.cli import options
 from a2a.cli.decisions import _client, _out
 from a2a.client import FindSimilarDecisionsResult
+from a2a.rpc.protocol import to_wire
 
 
 @options.shared_options()
@@ -67,7 +68,7 @@ def similar(
         result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
     out = _out(connection.as_json)
     if connection.as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
         return
     if result.reason:
         out.print(f"No similar decision: {result.reason}.", markup=False)

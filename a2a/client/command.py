@@ -12,6 +12,7 @@ from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError
 from a2a.client.precedents import match_note
 from a2a.client.table import decisions_table
+from a2a.rpc.protocol import to_wire
 
 #: Exit codes: 0 answered, 1 the service returned an error or could not be reached.
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -51,7 +52,7 @@ def run_query(
         err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
         return EXIT_ERROR
     if as_json:
-        out.print_json(json.dumps(result.to_wire()))
+        out.print_json(json.dumps(to_wire(result)))
     else:
         if note := match_note(result.decisions, max_distance=max_distance):
             out.print(note, markup=False)

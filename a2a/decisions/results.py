@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import Field
 
@@ -12,7 +12,7 @@ from a2a.decisions.stats import Count, Stats
 from a2a.records import DecisionRecord
 from a2a.records.dates import date_text, format_date
 from a2a.records.summary import DecisionMetadata, summary_fields
-from a2a.rpc.wire import WireModel
+from a2a.results import Result, WireModel
 
 
 class RecordDecisionResult(WireModel):
@@ -106,11 +106,17 @@ class DeleteDecisionResult(WireModel):
     deleted: bool
 
 
-class ListDecisionsResult(WireModel):
+class ListDecisionsResult(Result):
     """One page of summaries (no distance) in date order, and the cursor of the next page."""
 
     decisions: list[DecisionMetadata]
     next_cursor: str | None
+
+    def with_tenant(self, tenant: str) -> Self:
+        """Each decision naming `tenant` (in place)."""
+        for decision in self.decisions:
+            decision.tenant = tenant
+        return self
 
 
 class BinResult(WireModel):
@@ -150,7 +156,7 @@ class MonthResult(WireModel):
     brier_score: float
 
 
-class CalibrationResult(WireModel):
+class CalibrationResult(Result):
     """cstp.getCalibration: scored decisions, Brier score (null when none), bins, categories;
     Murphy's decomposition of `brierScoreBinned` (each decision scored with its bin's mean
     confidence): `reliability - resolution + uncertainty == brierScoreBinned`; per agent

@@ -10,15 +10,11 @@ stale. Calls outside it (writes, getDecision) get StoreUnavailable (-32003) as b
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import wraps
-from typing import Any, TypeVar
-
-P = TypeVar("P")
 
 
 @dataclass(slots=True)
@@ -58,20 +54,3 @@ def mark_stale(since: float) -> None:
 def rfc3339(epoch_seconds: float) -> str:
     """`2026-12-02T18:04:05Z`: UTC, to the second."""
     return datetime.fromtimestamp(int(epoch_seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def with_stale_mark(
-    handler: Callable[[P, Any], Awaitable[dict[str, Any]]],
-) -> Callable[[P, Any], Awaitable[dict[str, Any]]]:
-    """A method handler that may be answered stale, with `stale.since` in its result then
-    (and no `stale` key in a fresh answer)."""
-
-    @wraps(handler)
-    async def marked(params: P, ctx: Any) -> dict[str, Any]:
-        with stale_allowed() as mark:
-            result = await handler(params, ctx)
-        if mark.since is not None:
-            result = {**result, "stale": {"since": rfc3339(mark.since)}}
-        return result
-
-    return marked

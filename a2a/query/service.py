@@ -185,7 +185,7 @@ class QueryService:
 
     async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`,
-        as a validated QueryDecisionsResult (see `answer`).
+        as a QueryDecisionsResult (see `answer`).
 
         Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
         """

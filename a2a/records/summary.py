@@ -52,9 +52,10 @@ class DecisionMetadata(BaseModel):
         """The summary of `record` (tenant unset)."""
         return cls(**summary_fields(record))
 
-    def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase."""
-        return self.model_dump(by_alias=True, mode="json")
+    def with_tenant(self, tenant: str) -> Self:
+        """This decision naming `tenant` (in place): the tenant stamp (a2a.results)."""
+        self.tenant = tenant
+        return self
 
 
 def summary_fields(record: DecisionRecord) -> dict[str, Any]:

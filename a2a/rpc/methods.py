@@ -13,7 +13,6 @@ from pydantic import BaseModel, ValidationError
 
 from a2a.auth.scopes import SCOPES, Scope, Scopes
 from a2a.errors import FieldError, InvalidParams
-from a2a.index.staleness import with_stale_mark
 from a2a.rpc import protocol
 from a2a.rpc.protocol import FORBIDDEN
 from a2a.tenants.grants import OPEN, Grant
@@ -53,6 +52,9 @@ class Method:
     #: How the method takes the top-level `tenant` param (a2a.tenants.param): one tenant,
     #: one or "*" (every granted tenant), or none.
     tenancy: Tenancy = "one"
+    #: The method may answer from the loaded index while Chroma is away, marked stale
+    #: (CONTRACT.md; the step is the composition root's, a2a.app.steps).
+    stale: bool = False
 
     def answerable_errors(self) -> tuple[int, ...]:
         """`errors`, with -32004 for a method that takes `tenant` (a tenant the token is
@@ -127,20 +129,17 @@ def method(
 ) -> Callable[[Handler], Method]:
     """A decorator that makes its handler the Method `name`, with the handler's docstring as
     the summary and `result_model`'s JSON Schema (by alias; or a schema given as a dict)
-    as the result schema; the other fields as on Method. `stale`: the method may answer
-    from the loaded index while Chroma is away (a2a.index.staleness.with_stale_mark)."""
+    as the result schema; the other fields as on Method."""
 
     def served(handler: Handler) -> Method:
         summary = inspect.getdoc(handler) or ""
-        if stale:
-            handler = with_stale_mark(handler)
         schema = (
             result_model
             if isinstance(result_model, dict)
             else result_model.model_json_schema(by_alias=True)
         )
         return Method(
-            name, params_model, handler, summary, schema, errors, examples, scope, tenancy
+            name, params_model, handler, summary, schema, errors, examples, scope, tenancy, stale
         )
 
     return served

@@ -19,6 +19,7 @@ from a2a.auth.scopes import allows
 from a2a.errors import MethodNotFound, MissingScope, RateLimited
 from a2a.rpc.errors import ErrorObject, to_error_object
 from a2a.rpc.methods import CallContext, Method
+from a2a.rpc.protocol import to_wire
 from a2a.rpc.quota import Quota
 from a2a.store.deadlines import call_deadline
 from a2a.tenants.param import take_tenant
@@ -133,7 +134,7 @@ class Pipeline:
             valid = served.validate(params)
             # Step 6: the call itself, its waits on Chroma by one deadline (a2a.store.deadlines).
             with call_deadline():
-                result = await served.handler(valid, ctx)
+                result = to_wire(await served.handler(valid, ctx))
         except Exception as exc:
             return Outcome(method, error=to_error_object(exc), quotas=tuple(quotas))
         return Outcome(method, result=result, quotas=tuple(quotas))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
+from pydantic import BaseModel
 
 from a2a import errors
 from a2a.errors import InvalidRequest, ParseError
@@ -178,6 +179,15 @@ def _valid_id(value: Any) -> bool:
     if isinstance(value, int):
         return True
     return isinstance(value, float) and math.isfinite(value)
+
+
+def to_wire(result: Any) -> Any:
+    """The wire form of a method's result, made here once for every door: a pydantic model
+    as its JSON-ready dump by alias (camelCase; the fields its model leaves off while None
+    left off, a2a.results); anything else (RawJson, a JSON-ready value) as it is."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(by_alias=True, mode="json")
+    return result
 
 
 def success(id: Id, result: Any) -> dict[str, Any]:

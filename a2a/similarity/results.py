@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Self
 
 from pydantic import Field
 
 from a2a.records.summary import DecisionMetadata
-from a2a.rpc.wire import WireModel
+from a2a.results import Result, absent_when_none
 from a2a.similarity.scoring import Profile, ScoreComponents
 
 #: Why a probe matches nothing at all: similarity compares only these fields (seed 000), so a
@@ -30,7 +30,7 @@ class SimilarDecision(DecisionMetadata):
     score_components: ScoreComponents
 
 
-class FindSimilarDecisionsResult(WireModel):
+class FindSimilarDecisionsResult(Result):
     """The result object: decisions (score descending, ties by id), count, time, agent id.
 
     `reason` is there only when the list is empty for a cause the caller can act on
@@ -41,16 +41,15 @@ class FindSimilarDecisionsResult(WireModel):
     total: int
     query_time_ms: int = Field(description="milliseconds of server wall time for the call")
     agent: str
-    reason: str | None = Field(
-        default=None, description="why no decision can match, e.g. " + repr(NO_STRUCTURE)
+    reason: str | None = absent_when_none(
+        description="why no decision can match, e.g. " + repr(NO_STRUCTURE)
     )
 
-    def to_wire(self) -> dict[str, Any]:
-        """JSON-ready dict in the wire's camelCase, without `reason` when there is none."""
-        wire = self.model_dump(by_alias=True)
-        if wire["reason"] is None:
-            del wire["reason"]
-        return wire
+    def with_tenant(self, tenant: str) -> Self:
+        """Each decision naming `tenant` (in place)."""
+        for decision in self.decisions:
+            decision.tenant = tenant
+        return self
 
 
 def no_match_reason(probe: Profile) -> str | None:

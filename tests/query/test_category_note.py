@@ -10,6 +10,7 @@ from a2a.embeddings import Embedder
 from a2a.query.matching import category_note, suggest_categories
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
+from a2a.rpc.protocol import to_wire
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, index_records
@@ -22,7 +23,7 @@ def service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
 
 
 async def _wire(service: QueryService, **params: Any) -> dict[str, Any]:
-    return (await service.answer(QueryDecisionsParams.model_validate(params))).to_wire()
+    return to_wire((await service.answer(QueryDecisionsParams.model_validate(params))).result())
 
 
 async def test_unknown_category_gets_a_note_naming_the_known_ones(service: QueryService) -> None:
@@ -47,7 +48,7 @@ async def test_a_query_without_category_filter_has_no_note(service: QueryService
     wire = await _wire(service, query="database")
     assert wire["decisions"]
     assert "note" not in wire
-    assert "note" not in (await service.query_decisions(QueryDecisionsParams(query="x"))).to_wire()
+    assert "note" not in to_wire(await service.query_decisions(QueryDecisionsParams(query="x")))
 
 
 @pytest.mark.parametrize(

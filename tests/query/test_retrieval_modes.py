@@ -13,6 +13,7 @@ from a2a.query.keyword import KeywordHit
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
+from a2a.rpc.protocol import to_wire
 from a2a.settings import Settings
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
@@ -34,7 +35,7 @@ def service(sample_store: ChromaDecisionStore, embedder: Embedder) -> QueryServi
 
 async def _run(service: QueryService, **params: Any) -> list[dict[str, Any]]:
     result = await service.query_decisions(QueryDecisionsParams.model_validate(params))
-    return [d.to_wire() for d in result.decisions]
+    return [to_wire(d) for d in result.decisions]
 
 
 @pytest.mark.parametrize("mode", MODES)

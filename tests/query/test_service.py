@@ -9,8 +9,10 @@ import pytest
 
 from a2a.embeddings import Embedder
 from a2a.query.params import QueryDecisionsParams
+from a2a.query.results import QueryDecisionsResult
 from a2a.query.service import QueryService
 from a2a.records import DecisionRecord
+from a2a.rpc.protocol import to_wire
 from a2a.store.async_store import AsyncStore
 from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import D01_SUMMARY, EVERY_FILTER, index_records
@@ -92,7 +94,7 @@ async def test_closest_decision_comes_first_with_all_fields(service: QueryServic
         {"query": "switch database clusters without downtime", "includeReasons": True}
     )
     result = await service.query_decisions(params)
-    top = result.decisions[0].to_wire()
+    top = to_wire(result.decisions[0])
     assert top == {**D01_SUMMARY, "distance": top["distance"], "reasons": ["pattern", "analysis"]}
     assert 0 <= top["distance"] < result.decisions[1].distance <= 2
     assert result.agent == "emerson"
@@ -105,7 +107,7 @@ async def test_reasons_absent_unless_asked_and_empty_list_when_none(
     service: QueryService,
 ) -> None:
     plain = await service.query_decisions(QueryDecisionsParams.model_validate({"query": "export"}))
-    assert all("reasons" not in d.to_wire() for d in plain.decisions)
+    assert all("reasons" not in to_wire(d) for d in plain.decisions)
     asked = await service.query_decisions(
         QueryDecisionsParams.model_validate({"query": "export", "includeReasons": True})
     )
@@ -159,13 +161,15 @@ async def test_empty_store_answers_no_decisions(
 async def test_the_wire_built_from_the_summaries_is_the_validated_models_wire(
     service: QueryService, mode: str, extra: dict[str, Any]
 ) -> None:
-    """cstp.queryDecisions sends QueryAnswer.to_wire(), built without models: it must be
-    byte for byte what the validated QueryDecisionsResult dumps (key order included)."""
+    """cstp.queryDecisions sends the wire of QueryAnswer.result(), built without validation:
+    it must be byte for byte what the validated QueryDecisionsResult dumps (key order
+    included)."""
     params = QueryDecisionsParams.model_validate(
         {"query": "database migration", "limit": 4, "retrievalMode": mode, **extra}
     )
     answer = await service.answer(params)
-    direct, through_models = answer.to_wire(), answer.result().to_wire()
+    direct = to_wire(answer.result())
+    through_models = to_wire(QueryDecisionsResult.model_validate(direct))
     assert json.dumps(direct) == json.dumps(through_models)
     assert direct["total"] == len(direct["decisions"])
     if extra.get("filters") == {"status": "pending"}:

@@ -1,5 +1,6 @@
-"""The decision methods of the method table: thin handlers over DecisionService; each
-handler's docstring is the method's summary (rpc.discover, the agent card)."""
+"""The decision methods of the method table: thin handlers over DecisionService, returning
+its typed results; each handler's docstring is the method's summary (rpc.discover, the
+agent card)."""
 
 from __future__ import annotations
 
@@ -52,19 +53,19 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         r.RecordDecisionResult,
         examples=({"decision": _EXAMPLE_DECISION},),
     )
-    async def record(params: p.RecordDecisionParams, ctx: CallContext) -> dict[str, Any]:
+    async def record(params: p.RecordDecisionParams, ctx: CallContext) -> r.RecordDecisionResult:
         """Record a decision; durable and searchable when the answer arrives."""
-        return (await service.record_decision(params, ctx.agent)).to_wire()
+        return await service.record_decision(params, ctx.agent)
 
     @writes("cstp.reviewDecision", p.ReviewDecisionParams, DecisionMetadata, examples=(_REVIEW,))
-    async def review(params: p.ReviewDecisionParams, ctx: CallContext) -> dict[str, Any]:
+    async def review(params: p.ReviewDecisionParams, ctx: CallContext) -> DecisionMetadata:
         """Report how a decision turned out: outcome, status, lessons."""
-        return (await service.review_decision(params)).to_wire()
+        return await service.review_decision(params)
 
     @method("cstp.getDecision", p.GetDecisionParams, r.DecisionResult, examples=({"id": _ID},))
-    async def get(params: p.GetDecisionParams, ctx: CallContext) -> dict[str, Any]:
+    async def get(params: p.GetDecisionParams, ctx: CallContext) -> r.DecisionResult:
         """One whole decision record by id: context, decision, reasons, review."""
-        return (await service.get_decision(params)).to_wire()
+        return await service.get_decision(params)
 
     list_example = {"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20}
 
@@ -75,14 +76,14 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         examples=(list_example,),
         stale=True,
     )
-    async def list_(params: p.ListDecisionsParams, ctx: CallContext) -> dict[str, Any]:
+    async def list_(params: p.ListDecisionsParams, ctx: CallContext) -> r.ListDecisionsResult:
         """Decisions in date order, filtered, a page at a time (keyset cursor)."""
-        return (await service.list_decisions(params)).to_wire()
+        return await service.list_decisions(params)
 
     @writes("cstp.updateDecision", p.UpdateDecisionParams, DecisionMetadata, examples=(_UPDATE,))
-    async def update(params: p.UpdateDecisionParams, ctx: CallContext) -> dict[str, Any]:
+    async def update(params: p.UpdateDecisionParams, ctx: CallContext) -> DecisionMetadata:
         """Amend a decision; every change is kept in its history."""
-        return (await service.update_decision(params, ctx.agent)).to_wire()
+        return await service.update_decision(params, ctx.agent)
 
     delete_example = {"id": _ID, "reason": "Recorded twice by mistake."}
 
@@ -92,23 +93,23 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         r.DeleteDecisionResult,
         examples=(delete_example,),
     )
-    async def delete(params: p.DeleteDecisionParams, ctx: CallContext) -> dict[str, Any]:
+    async def delete(params: p.DeleteDecisionParams, ctx: CallContext) -> r.DeleteDecisionResult:
         """Delete a decision and its links (your own; anyone's with scope admin)."""
-        return (await service.delete_decision(params, ctx.agent, ctx.scopes)).to_wire()
+        return await service.delete_decision(params, ctx.agent, ctx.scopes)
 
     stats_examples: tuple[dict[str, Any], ...] = ({}, {"filters": {"category": "architecture"}})
 
     @method("cstp.getStats", p.GetStatsParams, r.StatsResult, examples=stats_examples)
-    async def stats(params: p.GetStatsParams, ctx: CallContext) -> dict[str, Any]:
+    async def stats(params: p.GetStatsParams, ctx: CallContext) -> r.StatsResult:
         """Decision counts by month x outcome, category, status and agent."""
-        return (await service.get_stats(params)).to_wire()
+        return await service.get_stats(params)
 
     drift_example = {"recentDays": 30, "baselineDays": 180, "groupBy": "agent"}
 
     @method("cstp.checkDrift", p.CheckDriftParams, r.DriftResult, examples=(drift_example,))
-    async def drift(params: p.CheckDriftParams, ctx: CallContext) -> dict[str, Any]:
+    async def drift(params: p.CheckDriftParams, ctx: CallContext) -> r.DriftResult:
         """Groups whose recent Brier score got worse than their baseline."""
-        return (await service.check_drift(params)).to_wire()
+        return await service.check_drift(params)
 
     @method(
         "cstp.getCalibration",
@@ -118,8 +119,8 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         tenancy="many",
         stale=True,
     )
-    async def calibration(params: p.GetCalibrationParams, ctx: CallContext) -> dict[str, Any]:
+    async def calibration(params: p.GetCalibrationParams, ctx: CallContext) -> r.CalibrationResult:
         """How well confidence matched outcomes: Brier score, reliability bins."""
-        return (await service.get_calibration(params)).to_wire()
+        return await service.get_calibration(params)
 
     return table(record, review, get, list_, calibration, update, delete, stats, drift)

@@ -1,0 +1,59 @@
+"""The base of every result model: snake_case in Python, camelCase on the wire, the fields
+left off the wire while empty, and what any answer may carry besides its own fields (the
+stale mark). The wire itself is made once, by a2a.rpc (`protocol.to_wire`)."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
+
+
+def _none(value: object) -> bool:
+    return value is None
+
+
+def absent_when_none(default: Any = None, **field: Any) -> Any:
+    """A field left off the wire while it is None (`note`, `reason`, `score`...)."""
+    return Field(default, exclude_if=_none, **field)
+
+
+class WireModel(BaseModel):
+    """A result as sent: fields by their camelCase alias (CONTRACT.md), built by field name."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def with_tenant(self, tenant: str) -> Self:
+        """The tenant stamp (CONTRACT.md, Tenants: every summary carries its tenant): this
+        result with `tenant` on each decision it carries, in place; unchanged when it
+        carries none."""
+        return self
+
+
+class Stale(WireModel):
+    """The stale mark: `since`, RFC 3339 UTC of the last successful check with Chroma
+    (CONTRACT.md, "Availability of reads and the honesty of writes")."""
+
+    since: str
+
+
+class Result(WireModel):
+    """The result of a method that may answer from the loaded index while Chroma is away:
+    `stale` is set then (a2a.app.steps), sent last, and absent from a fresh answer. It is
+    described by CONTRACT.md, not by the method's result schema."""
+
+    stale: SkipJsonSchema[Stale | None] = absent_when_none()
+
+    def with_stale(self, since: str) -> Self:
+        """This result marked stale since `since` (RFC 3339 UTC)."""
+        self.stale = Stale(since=since)
+        return self
+
+    @model_serializer(mode="wrap")
+    def _stale_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if "stale" in data:
+            data["stale"] = data.pop("stale")
+        return data
