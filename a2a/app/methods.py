@@ -8,18 +8,17 @@ from pydantic import BaseModel, ConfigDict
 
 from a2a import __version__
 from a2a.app.decision_methods import decision_methods
+from a2a.app.sources import AnswerSource
 from a2a.decisions.service import DecisionService
 from a2a.docs.models import SearchDocsParams, SearchDocsResult
 from a2a.docs.service import DocsSearchService
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
-from a2a.query.service import QueryService
 from a2a.rpc import protocol
 from a2a.rpc.methods import CallContext, Method, method, table
 from a2a.rpc.openrpc import OPENRPC_RESULT_SCHEMA, openrpc_document
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.results import FindSimilarDecisionsResult
-from a2a.similarity.service import SimilarityService
 
 
 class NoParams(BaseModel):
@@ -29,19 +28,31 @@ class NoParams(BaseModel):
 
 
 def build_methods(
-    service: QueryService,
-    similar: SimilarityService | None = None,
+    source: AnswerSource,
     docs: DocsSearchService | None = None,
     decisions: DecisionService | None = None,
 ) -> dict[str, Method]:
     """name -> Method for every method the services answer, `rpc.discover` included.
 
-    cstp.findSimilarDecisions is served only when `similar` is given, cstp.searchDocs only
-    when `docs` is, the decision methods (record, review, get, list, calibration) only
-    when `decisions` is. A method added to the returned table before the first call (name,
-    params model, handler, scope, summary, result schema, examples) is served on /cstp and
-    /mcp, listed by rpc.discover and the agent card, counted in the metrics and logged.
+    queryDecisions and findSimilarDecisions are answered by `source`; cstp.searchDocs is
+    served only when `docs` is given, the decision methods (record, review, get, list,
+    calibration...) only when `decisions` is. A method added to the returned table before
+    the first call (name, params model, handler, scope, summary, result schema, examples)
+    is served on /cstp and /mcp, listed by rpc.discover and the agent card, counted in the
+    metrics and logged.
     """
+    methods = answer_methods(source)
+    if docs is not None:
+        methods["cstp.searchDocs"] = search_docs_method(docs)
+    if decisions is not None:
+        methods.update(decision_methods(decisions))
+    methods["rpc.discover"] = discover_method(methods)
+    return methods
+
+
+def answer_methods(source: AnswerSource) -> dict[str, Method]:
+    """cstp.queryDecisions and cstp.findSimilarDecisions, answered by `source` (one tenant,
+    every granted tenant, ...: a2a.app.sources)."""
 
     @method(
         "cstp.queryDecisions",
@@ -58,18 +69,26 @@ def build_methods(
         params: QueryDecisionsParams, ctx: CallContext
     ) -> QueryDecisionsResult:
         """Decisions semantically close to a query, narrowed by structured filters."""
-        return (await service.answer(params)).result()
+        return await source.query(params, ctx)
 
-    methods = table(query_decisions)
-    if similar is not None:
-        methods["cstp.findSimilarDecisions"] = find_similar_decisions_method(similar)
-    if docs is not None:
-        methods["cstp.searchDocs"] = search_docs_method(docs)
-    if decisions is not None:
-        methods.update(decision_methods(decisions))
+    @method(
+        "cstp.findSimilarDecisions",
+        FindSimilarDecisionsParams,
+        FindSimilarDecisionsResult,
+        examples=(
+            {"proposal": {"tags": ["postgres", "migration"], "category": "architecture"}},
+            {"decisionId": "07c4b5c7", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
+        ),
+        tenancy="many",
+        stale=True,
+    )
+    async def find_similar_decisions(
+        params: FindSimilarDecisionsParams, ctx: CallContext
+    ) -> FindSimilarDecisionsResult:
+        """Prior decisions structurally like a proposal or a stored decision."""
+        return await source.find_similar(params, ctx)
 
-    methods["rpc.discover"] = discover_method(methods)
-    return methods
+    return table(query_decisions, find_similar_decisions)
 
 
 def discover_method(methods: dict[str, Method]) -> Method:
@@ -93,29 +112,6 @@ def discover_method(methods: dict[str, Method]) -> Method:
         return document[0]
 
     return discover
-
-
-def find_similar_decisions_method(similar: SimilarityService) -> Method:
-    """cstp.findSimilarDecisions: prior decisions ranked by structure (tags, category, stakes)."""
-
-    @method(
-        "cstp.findSimilarDecisions",
-        FindSimilarDecisionsParams,
-        FindSimilarDecisionsResult,
-        examples=(
-            {"proposal": {"tags": ["postgres", "migration"], "category": "architecture"}},
-            {"decisionId": "07c4b5c7", "filters": {"status": ["decided", "reviewed"]}, "limit": 5},
-        ),
-        tenancy="many",
-        stale=True,
-    )
-    async def find_similar_decisions(
-        params: FindSimilarDecisionsParams, ctx: CallContext
-    ) -> FindSimilarDecisionsResult:
-        """Prior decisions structurally like a proposal or a stored decision."""
-        return await similar.find_similar_decisions(params)
-
-    return find_similar_decisions
 
 
 def search_docs_method(docs: DocsSearchService) -> Method:

@@ -17,13 +17,14 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from a2a.app.steps import stale_marked
+from a2a.app.methods import answer_methods
+from a2a.app.steps import with_stale_step
 from a2a.app.tenants import Tenants, TenantStack
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
@@ -38,13 +39,14 @@ from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import recency_key
 from a2a.query.results import DecisionSummary, Hits, QueryDecisionsResult
 from a2a.query.service import QueryService, Ranking
-from a2a.rpc.methods import CallContext, Handler, Method
+from a2a.rpc.methods import CallContext, Method
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.results import FindSimilarDecisionsResult, SimilarDecision
 from a2a.tenants.names import DEFAULT_TENANT
 
 #: A decision of an org-level list (a query's summary or a similar decision).
 S = TypeVar("S", DecisionSummary, SimilarDecision)
+T = TypeVar("T")
 
 #: Worker calls an org-level query splits its tenants into, run in parallel: two where the
 #: machine has two cores (one: every tenant in one call, one thread hop).
@@ -64,16 +66,31 @@ def org_methods(
     metrics: OrgSearchCounter | None = None,
 ) -> dict[str, Method]:
     """The `tenant: "*"` form of each org-level method `base` serves (same params model,
-    schema and errors; another handler). `metrics` counts the queries by path: `union`
-    (one walk of the tenants' union graph) or `tenants` (each tenant's own search)."""
+    schema and errors; answered by an OrgSource), with the stale mark."""
+    source = OrgSource(tenants, agent_id, metrics)
+    served = answer_methods(source)
+    if "cstp.getCalibration" in base:
+        calibration = base["cstp.getCalibration"]
+        served[calibration.name] = dataclasses.replace(calibration, handler=source.calibration)
+    return {name: with_stale_step(m) for name, m in served.items() if name in base}
 
-    async def stacks(ctx: CallContext) -> list[TenantStack]:
-        return [tenants.stack(name) for name in await tenants.existing(ctx.tenants)]
 
-    async def query_decisions(
-        params: QueryDecisionsParams, ctx: CallContext
-    ) -> QueryDecisionsResult:
-        started = time.perf_counter()
+class OrgSource:
+    """The answers of every granted tenant that exists, ranked as one list (the module
+    docstring): the AnswerSource of `tenant: "*"` (a2a.app.sources). `metrics` counts the
+    queries by path: `union` (one walk of the tenants' union graph) or `tenants` (each
+    tenant's own search)."""
+
+    def __init__(
+        self, tenants: Tenants, agent_id: str, metrics: OrgSearchCounter | None = None
+    ) -> None:
+        self._tenants = tenants
+        self._agent = agent_id
+        self._metrics = metrics
+
+    async def query(self, params: QueryDecisionsParams, ctx: CallContext) -> QueryDecisionsResult:
+        """cstp.queryDecisions over the granted tenants, the query embedded once for all."""
+        tenants, started = self._tenants, time.perf_counter()
         # One listing of Chroma's collections names the tenants and reads each one's change
         # marker (a tenant whose index is at its marker needs no check of its own); the
         # query is embedded (once for all, by any tenant's service) while it is under way.
@@ -83,7 +100,7 @@ def org_methods(
         )
         chosen = [tenants.stack(name) for name in markers]
         if not chosen:
-            return _query_result(params, [], None, agent_id, started)
+            return _query_result(params, [], None, self._agent, started)
         workers = chosen[0].services.store.workers
         async with tenants.using_all(chosen):
             indexes = await asyncio.gather(
@@ -91,8 +108,8 @@ def org_methods(
             )
             pairs = list(zip(chosen, indexes, strict=True))
             ranked, path = await _searched(tenants.unions, pairs, params, vector, query, workers)
-            if metrics is not None:
-                metrics.org_searched(path)
+            if self._metrics is not None:
+                self._metrics.org_searched(path)
             category = params.filters.category if params.filters is not None else None
             known = _categories(indexes) if category is not None and not ranked else None
         ranked = _ranked(ranked, params.recency_half_life_days)[: params.limit]
@@ -100,11 +117,14 @@ def org_methods(
         if category is not None and known is not None and category not in known:
             # No granted tenant has the category: the note names the closest of them all.
             note = category_note(category, known)
-        return _query_result(params, ranked, note, agent_id, started)
+        return _query_result(params, ranked, note, self._agent, started)
 
     async def find_similar(
-        params: FindSimilarDecisionsParams, ctx: CallContext
+        self, params: FindSimilarDecisionsParams, ctx: CallContext
     ) -> FindSimilarDecisionsResult:
+        """cstp.findSimilarDecisions over the granted tenants: each tenant's source asked
+        for a proposal's neighbours. Raises InvalidParams for a `decisionId` (an id names a
+        decision of one tenant)."""
         if params.decision_id is not None:
             raise InvalidParams(
                 [
@@ -115,9 +135,9 @@ def org_methods(
                 ]
             )
         started = time.perf_counter()
-        chosen = await stacks(ctx)
+        chosen = await self._stacks(ctx)
         answers = await asyncio.gather(
-            *(_in(tenants, s, s.services.similar.find_similar_decisions(params)) for s in chosen)
+            *(self._in(s, s.services.source.find_similar(params, ctx)) for s in chosen)
         )
         found: list[SimilarDecision] = []
         reason = None
@@ -129,27 +149,28 @@ def org_methods(
             decisions=ranked,
             total=len(ranked),
             query_time_ms=round((time.perf_counter() - started) * 1000),
-            agent=agent_id,
+            agent=self._agent,
             reason=reason,
         )
 
-    async def get_calibration(params: GetCalibrationParams, ctx: CallContext) -> CalibrationResult:
-        chosen = await stacks(ctx)
+    async def calibration(
+        self, params: GetCalibrationParams, ctx: CallContext
+    ) -> CalibrationResult:
+        """cstp.getCalibration computed once over the scored decisions of every tenant."""
+        chosen = await self._stacks(ctx)
         parts = await asyncio.gather(
-            *(_in(tenants, s, s.services.decisions.scored(params)) for s in chosen)
+            *(self._in(s, s.services.decisions.scored(params)) for s in chosen)
         )
         return calibration_of(list(parts), params.bins)
 
-    handlers: dict[str, Handler] = {
-        "cstp.queryDecisions": query_decisions,
-        "cstp.findSimilarDecisions": find_similar,
-        "cstp.getCalibration": get_calibration,
-    }
-    return {
-        name: dataclasses.replace(base[name], handler=stale_marked(handler))
-        for name, handler in handlers.items()
-        if name in base
-    }
+    async def _stacks(self, ctx: CallContext) -> list[TenantStack]:
+        names = await self._tenants.existing(ctx.tenants)
+        return [self._tenants.stack(name) for name in names]
+
+    async def _in(self, stack: TenantStack, work: Awaitable[T]) -> T:
+        """`work` (an awaitable of `stack`'s services), counted as a call of that tenant."""
+        async with self._tenants.using(stack):
+            return await work
 
 
 async def _searched(
@@ -301,12 +322,6 @@ def _kept(
 def _stamped(hits: Hits, tenant: str) -> list[DecisionSummary]:
     """`hits` as summaries, each naming `tenant`."""
     return [summary.with_tenant(tenant) for summary in hits.summaries()]
-
-
-async def _in(tenants: Tenants, stack: TenantStack, work: Any) -> Any:
-    """`work` (an awaitable of `stack`'s services), counted as a call of that tenant."""
-    async with tenants.using(stack):
-        return await work
 
 
 def _categories(indexes: list[SearchIndex]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from a2a.app.decisions import decision_service
 from a2a.app.methods import build_methods
 from a2a.app.runtime import Runtime
+from a2a.app.sources import TenantSource
 from a2a.app.tenants import Services, TenantStack
 from a2a.concurrency import Lane, Lanes
 from a2a.decisions.replica_locks import SharedRedis
@@ -51,7 +52,7 @@ def tenant_stack(
     decisions = decision_service(
         settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
     )
-    methods = build_methods(query, similar, None, decisions)
+    methods = build_methods(TenantSource(query, similar), None, decisions)
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against
     return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
 

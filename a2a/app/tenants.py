@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.app.methods import NoParams
+from a2a.app.sources import TenantSource
 from a2a.app.steps import stamped, with_stale_step
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
@@ -54,6 +55,11 @@ class Services:
     query: QueryService
     similar: SimilarityService
     decisions: DecisionService
+
+    @property
+    def source(self) -> TenantSource:
+        """The tenant's answers (a2a.app.sources)."""
+        return TenantSource(self.query, self.similar)
 
 
 @dataclass(eq=False)

@@ -195,7 +195,7 @@ class QueryService:
         self, params: QueryDecisionsParams, vector: npt.NDArray[np.float32] | None = None
     ) -> QueryAnswer:
         """Decisions matching `params.query` that pass every filter, at most `params.limit`,
-        as the service's hits: what cstp.queryDecisions sends (`QueryAnswer.to_wire`).
+        as the service's hits: what cstp.queryDecisions sends (`QueryAnswer.result`).
 
         `vector`: the query's embedding when the caller has it already (org-level search
         embeds once for every tenant; see `embed`). `max_distance` (when the params carry

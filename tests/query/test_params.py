@@ -11,7 +11,7 @@ from a2a.errors import InvalidParams
 from a2a.query.params import QueryDecisionsParams
 from tests.conftest import invalid_fields
 
-METHOD = build_methods(service=None)["cstp.queryDecisions"]  # type: ignore[arg-type]
+METHOD = build_methods(source=None)["cstp.queryDecisions"]  # type: ignore[arg-type]
 
 
 def _validate(params: Any) -> QueryDecisionsParams:

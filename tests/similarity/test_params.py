@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from a2a.app.methods import find_similar_decisions_method
+from a2a.app.methods import answer_methods
 from a2a.similarity.params import FindSimilarDecisionsParams
 from tests.conftest import invalid_fields
 
 PROPOSAL = {"tags": ["postgres"], "category": "architecture", "stakes": "high"}
 
 
-METHOD = find_similar_decisions_method(similar=None)  # type: ignore[arg-type]
+METHOD = answer_methods(source=None)["cstp.findSimilarDecisions"]  # type: ignore[arg-type]
 
 
 def _validate(params: Any) -> FindSimilarDecisionsParams:
