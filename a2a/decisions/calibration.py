@@ -13,6 +13,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from a2a.decisions import results as r
+
 #: What an outcome counts as when scoring a confidence (CONTRACT.md, cstp.getCalibration);
 #: any other outcome, or none, leaves the decision out.
 OUTCOME_SCORES: Final = {"success": 1.0, "partial": 0.5, "failure": 0.0}
@@ -78,6 +80,46 @@ class Calibration:
     murphy: Murphy | None = None
     by_agent: list[GroupScore] = field(default_factory=list)
     by_month: list[GroupScore] = field(default_factory=list)
+
+    def result(self) -> r.CalibrationResult:
+        """This calibration as the cstp.getCalibration result."""
+        calibration, murphy = self, self.murphy
+        return r.CalibrationResult(
+            decisions=calibration.decisions,
+            brier_score=calibration.brier_score,
+            brier_score_binned=None if murphy is None else murphy.brier_binned,
+            reliability=None if murphy is None else murphy.reliability,
+            resolution=None if murphy is None else murphy.resolution,
+            uncertainty=None if murphy is None else murphy.uncertainty,
+            bins=[
+                r.BinResult.model_validate(
+                    {
+                        "from": b.low,
+                        "to": b.high,
+                        "count": b.count,
+                        "meanConfidence": b.mean_confidence,
+                        "successRate": b.success_rate,
+                        "successRateLow": b.success_low,
+                        "successRateHigh": b.success_high,
+                    }
+                )
+                for b in calibration.bins
+            ],
+            by_category=[
+                r.CategoryResult(
+                    category=c.category, decisions=c.decisions, brier_score=c.brier_score
+                )
+                for c in calibration.by_category
+            ],
+            by_agent=[
+                r.AgentResult(agent=g.group, decisions=g.decisions, brier_score=g.brier_score)
+                for g in calibration.by_agent
+            ],
+            by_month=[
+                r.MonthResult(month=g.group or "", decisions=g.decisions, brier_score=g.brier_score)
+                for g in calibration.by_month
+            ],
+        )
 
 
 def outcome_scores(outcomes: Sequence[str | None]) -> npt.NDArray[np.float64]:

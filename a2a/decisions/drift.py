@@ -12,9 +12,8 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import ConfigDict
-from pydantic.alias_generators import to_camel
-from pydantic.dataclasses import dataclass
+
+from a2a.decisions.results import DriftGroup
 
 MIN_SCORED: Final = 5
 MIN_RATIO: Final = 1.2
@@ -22,21 +21,6 @@ MIN_DIFFERENCE: Final = 0.03
 DAY_SECONDS: Final = 86_400
 #: Slack on the rule's bounds, so a score exactly on one counts as on it despite rounding.
 _SLACK: Final = 1e-12
-
-
-@dataclass(
-    frozen=True, slots=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
-)
-class DriftGroup:
-    """One group's scored decisions and Brier score in each window (None when none); as
-    sent, one entry of cstp.checkDrift's `groups` (camelCase)."""
-
-    group: str | None
-    recent_brier: float | None
-    baseline_brier: float | None
-    recent_decisions: int
-    baseline_decisions: int
-    drifted: bool
 
 
 def drift(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
 
-from a2a.decisions.calibration import Calibration
-from a2a.decisions.drift import DriftGroup
-from a2a.decisions.stats import Count, Stats
 from a2a.records import DecisionRecord
 from a2a.records.dates import date_text, format_date
 from a2a.records.summary import DecisionMetadata, summary_fields
@@ -173,47 +172,6 @@ class CalibrationResult(Result):
     by_agent: list[AgentResult]
     by_month: list[MonthResult]
 
-    @classmethod
-    def of(cls, calibration: Calibration) -> CalibrationResult:
-        """The wire form of `calibration`."""
-        murphy = calibration.murphy
-        return cls(
-            decisions=calibration.decisions,
-            brier_score=calibration.brier_score,
-            brier_score_binned=None if murphy is None else murphy.brier_binned,
-            reliability=None if murphy is None else murphy.reliability,
-            resolution=None if murphy is None else murphy.resolution,
-            uncertainty=None if murphy is None else murphy.uncertainty,
-            bins=[
-                BinResult.model_validate(
-                    {
-                        "from": b.low,
-                        "to": b.high,
-                        "count": b.count,
-                        "meanConfidence": b.mean_confidence,
-                        "successRate": b.success_rate,
-                        "successRateLow": b.success_low,
-                        "successRateHigh": b.success_high,
-                    }
-                )
-                for b in calibration.bins
-            ],
-            by_category=[
-                CategoryResult(
-                    category=c.category, decisions=c.decisions, brier_score=c.brier_score
-                )
-                for c in calibration.by_category
-            ],
-            by_agent=[
-                AgentResult(agent=g.group, decisions=g.decisions, brier_score=g.brier_score)
-                for g in calibration.by_agent
-            ],
-            by_month=[
-                MonthResult(month=g.group or "", decisions=g.decisions, brier_score=g.brier_score)
-                for g in calibration.by_month
-            ],
-        )
-
 
 class MonthCountResult(WireModel):
     """Decisions dated in one UTC month, per outcome (`none`: without one)."""
@@ -233,21 +191,20 @@ class StatsResult(WireModel):
     by_status: list[dict[str, Any]]
     by_agent: list[dict[str, Any]]
 
-    @classmethod
-    def of(cls, found: Stats) -> StatsResult:
-        """The wire form of `found`."""
 
-        def keyed(key: str, counts: list[Count]) -> list[dict[str, Any]]:
-            return [{key: c.value, "decisions": c.decisions} for c in counts]
+@dataclass(
+    frozen=True, slots=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
+)
+class DriftGroup:
+    """One group's scored decisions and Brier score in each window (None when none); as
+    sent, one entry of cstp.checkDrift's `groups` (camelCase; a2a.decisions.drift)."""
 
-        return cls(
-            decisions=found.decisions,
-            undated=found.undated,
-            by_month=[MonthCountResult(month=m.month, outcomes=m.outcomes) for m in found.by_month],
-            by_category=keyed("category", found.by_category),
-            by_status=keyed("status", found.by_status),
-            by_agent=keyed("agent", found.by_agent),
-        )
+    group: str | None
+    recent_brier: float | None
+    baseline_brier: float | None
+    recent_decisions: int
+    baseline_decisions: int
+    drifted: bool
 
 
 class DriftResult(WireModel):

@@ -69,16 +69,14 @@ class Scored:
 
 def calibration_of(parts: Sequence[Scored], bins: int) -> wire.CalibrationResult:
     """getCalibration's result over the decisions of every one of `parts` together."""
-    return wire.CalibrationResult.of(
-        calibrate(
-            np.concatenate([p.confidence for p in parts]),
-            np.concatenate([p.score for p in parts]),
-            [c for p in parts for c in p.categories],
-            bins,
-            agents=[a for p in parts for a in p.agents],
-            date_epoch=np.concatenate([p.date_epoch for p in parts]),
-        )
-    )
+    return calibrate(
+        np.concatenate([p.confidence for p in parts]),
+        np.concatenate([p.score for p in parts]),
+        [c for p in parts for c in p.categories],
+        bins,
+        agents=[a for p in parts for a in p.agents],
+        date_epoch=np.concatenate([p.date_epoch for p in parts]),
+    ).result()
 
 
 def utc_now() -> datetime:
@@ -242,7 +240,7 @@ class DecisionService:
 
     async def get_stats(self, params: GetStatsParams) -> wire.StatsResult:
         """Counts of the filtered decisions by month x outcome, category, status, agent."""
-        return wire.StatsResult.of(stats(await self._table.table(params.filters)))
+        return stats(await self._table.table(params.filters)).result()
 
     async def check_drift(self, params: CheckDriftParams) -> wire.DriftResult:
         """Recent against baseline Brier score per category or agent (a2a.decisions.drift)."""

@@ -7,12 +7,13 @@ rows, whatever the store's size (CONTRACT.md, "Lifecycle of a decision": getStat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.decisions.calibration import month_label, month_numbers
+from a2a.decisions.results import MonthCountResult, StatsResult
 from a2a.decisions.table import Coded, DecisionTable
 
 #: The key of decisions without an outcome in `byMonth[].outcomes`.
@@ -46,6 +47,22 @@ class Stats:
     by_category: list[Count]
     by_status: list[Count]
     by_agent: list[Count]
+
+    def result(self) -> StatsResult:
+        """These counts as the cstp.getStats result."""
+        found = self
+
+        def keyed(key: str, counts: list[Count]) -> list[dict[str, Any]]:
+            return [{key: c.value, "decisions": c.decisions} for c in counts]
+
+        return StatsResult(
+            decisions=found.decisions,
+            undated=found.undated,
+            by_month=[MonthCountResult(month=m.month, outcomes=m.outcomes) for m in found.by_month],
+            by_category=keyed("category", found.by_category),
+            by_status=keyed("status", found.by_status),
+            by_agent=keyed("agent", found.by_agent),
+        )
 
 
 def stats(table: DecisionTable) -> Stats:
