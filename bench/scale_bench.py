@@ -8,7 +8,7 @@ for 1M). It loads the search index from Chroma (time, RSS), then for every mode
 (semantic, keyword, hybrid) and filter (none, ~50%, ~10%, ~0.1%) times, query by query
 and interleaved (each going first on every other query), after a first pass over the cell's
 queries that the table leaves out (its service p99 is printed as `cold p99`):
-- service: what cstp.queryDecisions computes, `to_wire(QueryService.answer(...).result())`
+- service: what cstp.queryDecisions computes, `to_wire(QueryService.query_decisions(...))`
   (freshness check, embedding, index search, metadata, the reply's dict; not the JSON
   bytes or HTTP);
 - floor: the query embedding plus an exact numpy scan of the same vectors under the same
@@ -277,7 +277,7 @@ async def print_cells(
             cold_ms = []
             for text, params in zip(queries, every, strict=True):
                 started = time.perf_counter()
-                to_wire((await service.answer(params)).result())
+                to_wire(await service.query_decisions(params))
                 cold_ms.append((time.perf_counter() - started) * 1000)
                 floor(text)
             analyze_query.cache_clear()  # the pass leaves no query analysed that was not before
@@ -287,7 +287,7 @@ async def print_cells(
                 if turn % 2:
                     ms, (q, _) = timed(lambda text=text: floor(text))
                 started = time.perf_counter()
-                wire = to_wire((await service.answer(params)).result())
+                wire = to_wire(await service.query_decisions(params))
                 service_ms.append((time.perf_counter() - started) * 1000)
                 if not turn % 2:
                     ms, (q, _) = timed(lambda text=text: floor(text))

@@ -17,7 +17,6 @@ from a2a.app.runtime import Runtime
 from a2a.app.stack import tenant_stack
 from a2a.app.steps import with_stale_step
 from a2a.app.tenants import Tenants, TenantStack, list_tenants_method
-from a2a.auth.caller import TrustedProxies
 from a2a.auth.tokens import TokenTable, load_token_table
 from a2a.concurrency import Lanes
 from a2a.decisions.replica_locks import SharedRedis, replica_redis
@@ -48,9 +47,7 @@ class Service:
     metrics: Metrics
     calls: CallLog
     tokens: TokenTable
-    proxies: TrustedProxies
     methods: dict[str, Method]
-    rate_limits: RateLimits
     pipeline: Pipeline
     dispatcher: Dispatcher
     #: The default tenant's search index (a2a.index): /ready waits for it.
@@ -103,7 +100,7 @@ def build_service(
     they are served on both doors, described by rpc.discover and the card, counted, logged.
 
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
-    CSTP_DOCS_CATALOG malformed, CSTP_TRUSTED_PROXIES malformed.
+    CSTP_DOCS_CATALOG malformed.
     """
     lanes = Lanes(
         settings.worker_threads, settings.worker_queue, settings.worker_queue_timeout_seconds
@@ -180,9 +177,7 @@ def build_service(
         metrics=metrics,
         calls=calls,
         tokens=load_token_table(settings),
-        proxies=TrustedProxies(settings.trusted_proxies),
         methods=methods,
-        rate_limits=rate_limits,
         pipeline=pipeline,
         dispatcher=Dispatcher(
             pipeline,

@@ -42,8 +42,8 @@ class TenantSource:
     similar: SimilarityService
 
     async def query(self, params: QueryDecisionsParams, ctx: CallContext) -> QueryDecisionsResult:
-        """The tenant's decisions close to `params.query`, ranked (QueryService.answer)."""
-        return (await self.queries.answer(params)).result()
+        """The tenant's decisions close to `params.query`, ranked."""
+        return await self.queries.query_decisions(params)
 
     async def find_similar(
         self, params: FindSimilarDecisionsParams, ctx: CallContext

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from a2a.app.methods import NoParams
 from a2a.app.sources import TenantSource
-from a2a.app.steps import stamped, with_stale_step
+from a2a.app.steps import with_stale_step
 from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
 from a2a.decisions.service import DecisionService
@@ -250,12 +250,12 @@ class Tenants:
 
     def _counted(self, stack: TenantStack) -> TenantStack:
         """`stack` with each handler a call `using` it, with the stale mark where the
-        method may answer stale, its result `stamped` with the tenant (a2a.app.steps)."""
+        method may answer stale, its result stamped with the tenant (WireModel.with_tenant)."""
 
         def counted(handler: Handler) -> Handler:
             async def call(params: Any, ctx: CallContext) -> Any:
                 async with self.using(stack):
-                    return stamped(await handler(params, ctx), stack.name)
+                    return (await handler(params, ctx)).with_tenant(stack.name)
 
             return call
 

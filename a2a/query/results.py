@@ -84,27 +84,3 @@ class Hits:
                     values[key] = column[n]
             summaries.append(DecisionSummary.model_construct(**values))
         return summaries
-
-
-@dataclass(frozen=True, slots=True)
-class QueryAnswer:
-    """An answer of cstp.queryDecisions as the query service computed it: its hits, the
-    query as sent, server time (ms), agent id, and the note when one is due."""
-
-    hits: Hits
-    query: str
-    query_time_ms: int
-    agent: str
-    note: str | None = None
-
-    def result(self) -> QueryDecisionsResult:
-        """The answer as a QueryDecisionsResult."""
-        decisions = self.hits.summaries()
-        return QueryDecisionsResult.model_construct(
-            decisions=decisions,
-            total=len(decisions),
-            query=self.query,
-            query_time_ms=self.query_time_ms,
-            agent=self.agent,
-            note=self.note,
-        )

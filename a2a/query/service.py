@@ -22,7 +22,7 @@ from a2a.query.keyword import KeywordHit
 from a2a.query.matching import category_note
 from a2a.query.params import QueryDecisionsParams, RetrievalMode
 from a2a.query.recency import by_recency, recent_candidates
-from a2a.query.results import Hits, QueryAnswer, QueryDecisionsResult
+from a2a.query.results import Hits, QueryDecisionsResult
 from a2a.store.async_store import AsyncStore
 
 #: Work a query of a static embedder may do on the event loop, in multiply-adds of the
@@ -183,19 +183,11 @@ class QueryService:
             return self._vector(query)
         return await self._workers.run(lambda: self._vector(query))
 
-    async def query_decisions(self, params: QueryDecisionsParams) -> QueryDecisionsResult:
-        """Decisions matching `params.query` that pass every filter, at most `params.limit`,
-        as a QueryDecisionsResult (see `answer`).
-
-        Raises StoreUnavailable when Chroma cannot answer (CSTP -32003).
-        """
-        return (await self.answer(params)).result()
-
-    async def answer(
+    async def query_decisions(
         self, params: QueryDecisionsParams, vector: npt.NDArray[np.float32] | None = None
-    ) -> QueryAnswer:
-        """Decisions matching `params.query` that pass every filter, at most `params.limit`,
-        as the service's hits: what cstp.queryDecisions sends (`QueryAnswer.result`).
+    ) -> QueryDecisionsResult:
+        """Decisions matching `params.query` that pass every filter, at most `params.limit`:
+        what cstp.queryDecisions answers.
 
         `vector`: the query's embedding when the caller has it already (org-level search
         embeds once for every tenant; see `embed`). `max_distance` (when the params carry
@@ -219,8 +211,11 @@ class QueryService:
         # Only an empty answer can come from a category no decision has: others pay nothing.
         if category is not None and not hits.shown:
             note = await self._workers.run(lambda: _category_note(index, category))
-        return QueryAnswer(
-            hits=hits,
+        decisions = hits.summaries()
+        # Not validated again: the service made every value.
+        return QueryDecisionsResult.model_construct(
+            decisions=decisions,
+            total=len(decisions),
             query=params.query,
             query_time_ms=round((self._clock() - started) * 1000),
             agent=self._agent_id,

@@ -23,7 +23,7 @@ def service(store: ChromaDecisionStore, embedder: Embedder) -> QueryService:
 
 
 async def _wire(service: QueryService, **params: Any) -> dict[str, Any]:
-    return to_wire((await service.answer(QueryDecisionsParams.model_validate(params))).result())
+    return to_wire(await service.query_decisions(QueryDecisionsParams.model_validate(params)))
 
 
 async def test_unknown_category_gets_a_note_naming_the_known_ones(service: QueryService) -> None:

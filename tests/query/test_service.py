@@ -161,14 +161,13 @@ async def test_empty_store_answers_no_decisions(
 async def test_the_wire_built_from_the_summaries_is_the_validated_models_wire(
     service: QueryService, mode: str, extra: dict[str, Any]
 ) -> None:
-    """cstp.queryDecisions sends the wire of QueryAnswer.result(), built without validation:
+    """cstp.queryDecisions sends the wire of the service's result, built without validation:
     it must be byte for byte what the validated QueryDecisionsResult dumps (key order
     included)."""
     params = QueryDecisionsParams.model_validate(
         {"query": "database migration", "limit": 4, "retrievalMode": mode, **extra}
     )
-    answer = await service.answer(params)
-    direct = to_wire(answer.result())
+    direct = to_wire(await service.query_decisions(params))
     through_models = to_wire(QueryDecisionsResult.model_validate(direct))
     assert json.dumps(direct) == json.dumps(through_models)
     assert direct["total"] == len(direct["decisions"])
