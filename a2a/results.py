@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
@@ -41,8 +41,9 @@ class Stale(WireModel):
 
 class Result(WireModel):
     """The result of a method that may answer from the loaded index while Chroma is away:
-    `stale` is set then (a2a.app.steps), sent last, and absent from a fresh answer. It is
-    described by CONTRACT.md, not by the method's result schema."""
+    `stale` is set then (a2a.app.steps) and absent from a fresh answer; the wire sends it
+    last (a2a.rpc.protocol.to_wire). It is described by CONTRACT.md, not by the method's
+    result schema."""
 
     stale: SkipJsonSchema[Stale | None] = absent_when_none()
 
@@ -50,10 +51,3 @@ class Result(WireModel):
         """This result marked stale since `since` (RFC 3339 UTC)."""
         self.stale = Stale(since=since)
         return self
-
-    @model_serializer(mode="wrap")
-    def _stale_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if "stale" in data:
-            data["stale"] = data.pop("stale")
-        return data

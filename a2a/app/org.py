@@ -367,7 +367,7 @@ def _query_result(
 ) -> QueryDecisionsResult:
     """The org-level answer: `ranked` (the first `limit`), the query, server time since
     `started` (perf_counter seconds) in ms, the agent id, the note when one is due."""
-    return QueryDecisionsResult.model_construct(
+    return QueryDecisionsResult(
         decisions=ranked,
         total=len(ranked),
         query=params.query,

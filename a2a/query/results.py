@@ -69,8 +69,8 @@ class Hits:
     explains: Sequence[dict[str, Any]] | None = None
 
     def summaries(self) -> list[DecisionSummary]:
-        """One DecisionSummary per hit, best first (not validated again: the service made
-        the values)."""
+        """One DecisionSummary per hit, best first (validated: pydantic-core's validation
+        is ~4x faster than `model_construct`'s Python loop)."""
         summaries = []
         for n, (shown, distance) in enumerate(zip(self.shown, self.distances, strict=False)):
             values = dict(zip(_SHOWN, shown, strict=True))
@@ -82,5 +82,5 @@ class Hits:
             ):
                 if column is not None:
                     values[key] = column[n]
-            summaries.append(DecisionSummary.model_construct(**values))
+            summaries.append(DecisionSummary.model_validate(values))
         return summaries

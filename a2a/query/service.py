@@ -212,8 +212,7 @@ class QueryService:
         if category is not None and not hits.shown:
             note = await self._workers.run(lambda: _category_note(index, category))
         decisions = hits.summaries()
-        # Not validated again: the service made every value.
-        return QueryDecisionsResult.model_construct(
+        return QueryDecisionsResult(
             decisions=decisions,
             total=len(decisions),
             query=params.query,

@@ -184,10 +184,14 @@ def _valid_id(value: Any) -> bool:
 def to_wire(result: Any) -> Any:
     """The wire form of a method's result, made here once for every door: a pydantic model
     as its JSON-ready dump by alias (camelCase; the fields its model leaves off while None
-    left off, a2a.results); anything else (RawJson, a JSON-ready value) as it is."""
-    if isinstance(result, BaseModel):
-        return result.model_dump(by_alias=True, mode="json")
-    return result
+    left off, a2a.results), `stale` last; anything else (RawJson, a JSON-ready value) as
+    it is."""
+    if not isinstance(result, BaseModel):
+        return result
+    wire = result.model_dump(by_alias=True, mode="json")
+    if "stale" in wire:  # after the result's own fields, as since stale reads began
+        wire["stale"] = wire.pop("stale")
+    return wire
 
 
 def success(id: Id, result: Any) -> dict[str, Any]:
