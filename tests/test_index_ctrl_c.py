@@ -24,8 +24,10 @@ pytestmark = pytest.mark.slow
 #: Records of ~300 words, ~2 of the default model's windows each: the model takes more
 #: than 10 s for all of them (~12 s on 2 quiet cores), ~3 s for a chunk of them.
 RECORDS, WORDS = 120, 300
-#: docs/cli.md: a stop "answers within a second or two".
-STOP_SECONDS = 2.0
+#: docs/cli.md: a stop "answers within a second or two" (measured 0.2-0.7 s). The bound
+#: leaves room for a CI machine loaded by the other worker, and still fails the reported
+#: stop, which went on for 214 s and 266 s.
+STOP_SECONDS = 5.0
 _WORDS = (
     "cache queue ledger invoice tenant replica shard index vector model batch latency"
     " throughput budget retry timeout deadline schema migration column table partition lock"
