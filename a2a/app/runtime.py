@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from a2a.app.decisions import writer_locks
+from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import Embedder, load_embedder
 from a2a.errors import StoreUnavailable
 from a2a.settings import Settings
@@ -49,6 +53,18 @@ class Runtime:
                 lock.release()
             raise
         return cls(settings=settings, embedder=embedder, store=store, lock=lock)
+
+    @contextmanager
+    def writer_locks(self) -> Iterator[WriterLocks | None]:
+        """The locks an index run takes in the Redis the service's replicas share (None
+        without one): they may be updating the same records, and each batch takes turns with
+        them (docs/lifecycle.md, "Limits"). Closed after the block."""
+        locks = writer_locks(self.settings, self.store.collection_name)
+        try:
+            yield locks
+        finally:
+            if locks is not None:
+                locks.close()
 
     def close(self) -> None:
         """Drop the Chroma client and release the lock."""

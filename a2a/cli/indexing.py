@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,10 +19,8 @@ from a2a.errors import EmbeddingModelError, StoreUnavailable
 from a2a.ingest.stopping import StopRequest, exit_now
 
 if TYPE_CHECKING:  # the indexer loads only when a run starts
-    from a2a.decisions.replica_locks import WriterLocks
-    from a2a.embeddings import Embedder
+    from a2a.app.runtime import Runtime
     from a2a.ingest.indexer import IndexSummary
-    from a2a.store.interface import DecisionStore
 
 log = logging.getLogger(__name__)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -32,21 +30,21 @@ PROGRESS_LOG_SECONDS = 5.0
 
 
 def run_index(
-    store: DecisionStore,
-    embedder: Embedder,
-    batch_size: int,
+    runtime: Runtime,
     paths: list[Path],
     *,
     stop: StopRequest | None = None,
     progress_bar: bool | None = None,
-    locks: WriterLocks | None = None,
+    shared_locks: bool = False,
     prune: bool = False,
 ) -> IndexSummary:
-    """Index `paths` into `store` and log what was done: warnings, failures, a one-line
-    summary and, when stopped, how far it got. Progress shows as a bar (on a terminal,
-    unless `progress_bar` says otherwise) or a log line every PROGRESS_LOG_SECONDS.
+    """Index `paths` into the runtime's store with its model and log what was done:
+    warnings, failures, a one-line summary and, when stopped, how far it got. Progress
+    shows as a bar (on a terminal, unless `progress_bar` says otherwise) or a log line
+    every PROGRESS_LOG_SECONDS.
 
-    `locks`: the replicas' locks in a shared Redis. `prune`: then remove the records whose
+    `shared_locks`: take the replicas' locks in a shared Redis, when one is configured
+    (Runtime.writer_locks), for the run. `prune`: then remove the records whose
     file, or record in a file, is gone, unless the run was interrupted (a2a.ingest.prune;
     the files are parsed once for both). Raises StoreUnavailable and EmbeddingModelError,
     having logged what was written before.
@@ -54,34 +52,42 @@ def run_index(
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
     from a2a.ingest.prune import corpus_of, prune_and_report
 
-    indexer = Indexer(
-        store, embedder, batch_size, model_process_min=MODEL_PROCESS_MIN_RECORDS, locks=locks
-    )
-    summary = IndexSummary()
-    records = Indexer.load(paths, summary)
-    # Taken before the write, which adds the records it refuses to the failures.
-    corpus = corpus_of(paths, records, summary.failures) if prune else None
-    bar = err.is_terminal if progress_bar is None else progress_bar
-    with _progress(len(records), bar) as advance:
-        try:
-            indexer.write(records, summary, advance, stop=None if stop is None else stop.is_set)
-        except (StoreUnavailable, EmbeddingModelError):
-            # The batches written so far stay written: say how far the run got. The counts
-            # are of confirmed writes; a batch whose write the store did not answer may be
-            # stored too (the re-run then finds it unchanged).
-            _log_summary(store, summary)
-            log.error(
-                "stopped %s (a batch the store did not confirm may be stored as well)",
-                _how_far(summary, len(records)),
-            )
-            raise
-    _log_summary(store, summary)
-    if summary.interrupted:
-        if stop is not None and stop.signal is not None:
-            log.warning("interrupted by %s %s", stop.signal.name, _how_far(summary, len(records)))
-    elif corpus is not None:
-        log.info("%s", prune_and_report(store, corpus, locks))
-    return summary
+    with runtime.writer_locks() if shared_locks else nullcontext() as locks:
+        store = runtime.store
+        indexer = Indexer(
+            store,
+            runtime.embedder,
+            runtime.settings.index_batch_size,
+            model_process_min=MODEL_PROCESS_MIN_RECORDS,
+            locks=locks,
+        )
+        summary = IndexSummary()
+        records = Indexer.load(paths, summary)
+        # Taken before the write, which adds the records it refuses to the failures.
+        corpus = corpus_of(paths, records, summary.failures) if prune else None
+        bar = err.is_terminal if progress_bar is None else progress_bar
+        with _progress(len(records), bar) as advance:
+            try:
+                indexer.write(records, summary, advance, stop=None if stop is None else stop.is_set)
+            except (StoreUnavailable, EmbeddingModelError):
+                # The batches written so far stay written: say how far the run got. The counts
+                # are of confirmed writes; a batch whose write the store did not answer may be
+                # stored too (the re-run then finds it unchanged).
+                _log_summary(store.location, summary)
+                log.error(
+                    "stopped %s (a batch the store did not confirm may be stored as well)",
+                    _how_far(summary, len(records)),
+                )
+                raise
+        _log_summary(store.location, summary)
+        if summary.interrupted:
+            if stop is not None and stop.signal is not None:
+                log.warning(
+                    "interrupted by %s %s", stop.signal.name, _how_far(summary, len(records))
+                )
+        elif corpus is not None:
+            log.info("%s", prune_and_report(store, corpus, locks))
+        return summary
 
 
 @contextmanager
@@ -146,7 +152,7 @@ def _how_far(summary: IndexSummary, total: int) -> str:
     return f"after {done} of {total} records; run the same command again to index the rest"
 
 
-def _log_summary(store: DecisionStore, summary: IndexSummary) -> None:
+def _log_summary(location: str, summary: IndexSummary) -> None:
     """The warnings, the failures and the one-line summary of an index run."""
     for warning in summary.warnings:
         log.warning("%s", warning)
@@ -154,7 +160,7 @@ def _log_summary(store: DecisionStore, summary: IndexSummary) -> None:
         log.error("failed: %s", failure)
     log.info(
         "indexed into %s: %d new, %d updated, %d unchanged, %d failed (%d files skipped)",
-        store.location,
+        location,
         summary.new,
         summary.updated,
         summary.unchanged,

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -44,8 +42,6 @@ from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
     from a2a.app.runtime import Runtime
-    from a2a.decisions.replica_locks import WriterLocks
-    from a2a.ingest.indexer import IndexSummary
 
 app = typer.Typer(
     add_completion=False,
@@ -115,27 +111,6 @@ def _open(settings: Settings, role: str) -> Runtime:
         raise typer.Exit(EXIT_STORE) from None
 
 
-@contextmanager
-def _writer_locks(runtime: Runtime) -> Iterator[WriterLocks | None]:
-    """The locks an index run takes in the Redis the service's replicas share (None
-    without one): they may be updating the same records, and each batch takes turns with
-    them (docs/lifecycle.md, "Limits"). Closed after the block."""
-    from a2a.app.decisions import writer_locks
-
-    locks = writer_locks(runtime.settings, runtime.store.collection_name)
-    try:
-        yield locks
-    finally:
-        if locks is not None:
-            locks.close()
-
-
-def _index_with(runtime: Runtime, paths: list[Path], **options: Any) -> IndexSummary:
-    """`run_index` (a2a.cli.indexing) of `paths` into the runtime's store, with its model."""
-    settings = runtime.settings
-    return run_index(runtime.store, runtime.embedder, settings.index_batch_size, paths, **options)
-
-
 @app.command(cls=PlainHelpCommand, short_help="Index decision records and ADRs into the store.")
 def index(
     paths: Annotated[
@@ -183,10 +158,10 @@ def index(
     runtime = _open(settings, role="cstp index")
     # The first SIGINT/SIGTERM stores what is embedded, never cuts a write, and ends the run
     # (exit 130/143) without waiting for the model; a second one exits at once.
-    with stop_on_signals(say_stopping, exit_on_second) as stop, _writer_locks(runtime) as locks:
+    with stop_on_signals(say_stopping, exit_on_second) as stop:
         try:
-            summary = _index_with(
-                runtime, paths, stop=stop, progress_bar=progress, locks=locks, prune=prune
+            summary = run_index(
+                runtime, paths, stop=stop, progress_bar=progress, shared_locks=True, prune=prune
             )
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -275,9 +250,9 @@ def _share_cursor_secret(settings: Settings) -> None:
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     if not paths:
         return
-    with stop_on_signals(say_stopping, exit_on_second) as stop, _writer_locks(runtime) as locks:
+    with stop_on_signals(say_stopping, exit_on_second) as stop:
         try:
-            summary = _index_with(runtime, paths, stop=stop, locks=locks)
+            summary = run_index(runtime, paths, stop=stop, shared_locks=True)
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
@@ -432,7 +407,7 @@ def evaluate_command(
         runtime = _open(settings, role="cstp eval")
         try:
             started = time.perf_counter()
-            summary = _index_with(runtime, [corpus])
+            summary = run_index(runtime, [corpus])
             header = {
                 "model": settings.embedding_model,
                 "records": summary.new + summary.updated + summary.unchanged,
