@@ -68,7 +68,16 @@ def answer_methods(source: AnswerSource) -> dict[str, Method]:
     async def query_decisions(
         params: QueryDecisionsParams, ctx: CallContext
     ) -> QueryDecisionsResult:
-        """Decisions semantically close to a query, narrowed by structured filters."""
+        """Search past decisions by meaning: those closest to a free-text `query`, narrowed
+        by `filters` (category, confidence and date ranges, stakes, status).
+
+        Use it before deciding, to learn what was decided before on the same subject;
+        `retrievalMode` "keyword" or "hybrid" when exact terms matter, `tenant` "*" to search
+        every tenant the token may read. Returns `decisions`, closest first (id, title,
+        category, confidence, stakes, status, outcome, date and cosine `distance`, never the
+        full text: cstp.getDecision gives that), their `total`, the `query`, `queryTimeMs`
+        and `agent`, and a `note` when a filter matches nothing stored.
+        """
         return await source.query(params, ctx)
 
     @method(
@@ -85,7 +94,14 @@ def answer_methods(source: AnswerSource) -> dict[str, Method]:
     async def find_similar_decisions(
         params: FindSimilarDecisionsParams, ctx: CallContext
     ) -> FindSimilarDecisionsResult:
-        """Prior decisions structurally like a proposal or a stored decision."""
+        """Find prior decisions structurally like a `proposal` (its tags, category, stakes)
+        or like a stored decision (`decisionId`); give exactly one of the two.
+
+        Use it when about to decide, to find precedents sharing tags and category even when
+        worded differently. Returns `decisions` ranked by `score` in [0, 1], each with its
+        `scoreComponents` (tag overlap, category match, stakes match) and tags, their
+        `total`, `queryTimeMs` and `agent`, and a `reason` when nothing can match.
+        """
         return await source.find_similar(params, ctx)
 
     return table(query_decisions, find_similar_decisions)
@@ -104,7 +120,8 @@ def discover_method(methods: dict[str, Method]) -> Method:
         errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
     )
     async def discover(params: NoParams, ctx: CallContext) -> protocol.RawJson:
-        """The OpenRPC document of this service."""
+        """The OpenRPC document of this service: every method, its params, result and
+        errors."""
         # Built and serialised once, at the first call (the table is complete by then): a
         # batch of 50 rpc.discover costs 50 splices of the same bytes, not 50 documents.
         if not document:
@@ -120,12 +137,18 @@ def search_docs_method(docs: DocsSearchService) -> Method:
     @method(
         "cstp.searchDocs",
         SearchDocsParams,
-        SearchDocsResult.model_json_schema(),
+        SearchDocsResult,
         examples=({"query": "what does error -32002 mean", "max_sections": 2},),
         errors=(protocol.INVALID_PARAMS, protocol.UNAUTHORIZED, protocol.RATE_LIMITED),
     )
     async def search_docs(params: SearchDocsParams, ctx: CallContext) -> SearchDocsResult:
-        """Sections of this service's operator guide that answer a question, ranked."""
+        """Search this service's own guide (how to call it, error codes, limits, setup)
+        for the sections that answer a question.
+
+        Use it when a call fails or you are unsure how a method or parameter works. Returns
+        `sections`, best first (rank, doc_id, doc_title, doc_role, heading, content as
+        Markdown), `docs_covered` and `suggested_followups`.
+        """
         return docs.search_docs(params)
 
     return search_docs

@@ -342,13 +342,17 @@ def list_tenants_method(tenants: Tenants) -> Method:
     @method(
         "cstp.listTenants",
         NoParams,
-        ListTenantsResult.model_json_schema(),
+        ListTenantsResult,
         examples=({},),
         tenancy="none",
         stale=True,
     )
     async def list_tenants(params: NoParams, ctx: CallContext) -> ListTenantsResult:
-        """The tenants this token may use that hold decisions, with their counts."""
+        """List the tenants this token may use that hold decisions.
+
+        Use it to choose a `tenant` for the other tools. Returns `tenants`, sorted by name,
+        each with its `name` and how many `decisions` it holds.
+        """
         names = await tenants.existing(ctx.tenants)
         counts = await asyncio.gather(*(tenants.count(n) for n in names))
         found = [TenantCount(name=n, decisions=c) for n, c in zip(names, counts, strict=True)]

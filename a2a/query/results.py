@@ -35,10 +35,11 @@ class QueryDecisionsResult(Result):
     query: str
     query_time_ms: int = Field(description="milliseconds of server wall time for the query")
     agent: str
+    # The notes and their wording: docs/query-notes.md.
     note: str | None = absent_when_none(
         description="present only when the answer needs a word of explanation: today, a"
         " filters.category that no stored decision has (categories match exactly); it names"
-        " the closest known categories (docs/query-notes.md)",
+        " the closest known categories",
     )
 
     def with_tenant(self, tenant: str) -> Self:

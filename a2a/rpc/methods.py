@@ -10,6 +10,8 @@ from itertools import islice
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from a2a.auth.scopes import SCOPES, Scope, Scopes
 from a2a.errors import FieldError, InvalidParams
@@ -66,7 +68,7 @@ class Method:
     def params_schema(self) -> dict[str, Any]:
         """The JSON Schema of the params: the model's, with `tenant` unless tenancy "none"
         (for rpc.discover, the MCP tools and the agent card)."""
-        schema = self.params_model.model_json_schema(by_alias=True)
+        schema = wire_schema(self.params_model)
         if self.tenancy != "none":
             many = self.tenancy == "many"
             schema.setdefault("properties", {})[TENANT_KEY] = {
@@ -75,8 +77,9 @@ class Method:
                 "pattern": "^([a-z0-9][a-z0-9-]{0,62}|\\*)$"
                 if many
                 else "^[a-z0-9][a-z0-9-]{0,62}$",
-                "description": "The tenant the call reads or writes (CONTRACT.md, Tenants);"
-                " omitted: the token's only one"
+                # CONTRACT.md, Tenants.
+                "description": "The tenant the call reads or writes; omitted: the token's"
+                " only one"
                 + ('; "*": every granted tenant, ranked as one list' if many else "")
                 + ".",
             }
@@ -133,16 +136,38 @@ def method(
 
     def served(handler: Handler) -> Method:
         summary = inspect.getdoc(handler) or ""
-        schema = (
-            result_model
-            if isinstance(result_model, dict)
-            else result_model.model_json_schema(by_alias=True)
-        )
+        schema = result_model if isinstance(result_model, dict) else wire_schema(result_model)
         return Method(
             name, params_model, handler, summary, schema, errors, examples, scope, tenancy, stale
         )
 
     return served
+
+
+class WireSchema(GenerateJsonSchema):
+    """JSON Schema for what callers read (rpc.discover, the MCP tools, the agent card): a
+    model's docstring is written for this code's readers, citing files a caller never sees,
+    so it is not the model's description there. Field descriptions stay: they are the wire's.
+    """
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        return _undocumented(super().model_schema(schema), schema["cls"])
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        return _undocumented(super().dataclass_schema(schema), schema["cls"])
+
+
+def _undocumented(json_schema: JsonSchemaValue, cls: type[Any]) -> JsonSchemaValue:
+    """`json_schema` without the description pydantic took from `cls`'s docstring."""
+    doc = cls.__doc__
+    if doc and json_schema.get("description") == inspect.cleandoc(doc):
+        del json_schema["description"]
+    return json_schema
+
+
+def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON Schema as callers see it: by alias, without the docstrings (WireSchema)."""
+    return model.model_json_schema(by_alias=True, schema_generator=WireSchema)
 
 
 def table(*methods: Method) -> dict[str, Method]:

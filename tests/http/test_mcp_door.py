@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +108,20 @@ def test_a_body_over_the_cap_is_refused_and_recorded_alike_on_both_doors(
     assert answers[0].json() == answers[1].json()
     assert answers[1].json()["error"]["data"] == {"maxBytes": 1024}
     assert 'cstp_rpc_calls_total{code="-32600",method="other"} 2.0' in metrics
+
+
+async def test_tool_descriptions_are_written_for_the_agent(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Issue 44 item 11: tools/list cited CONTRACT.md, a seed or F002 in 23 places, files an
+    agent never sees. Each tool now says what it does, when to use it and what comes back."""
+    settings = load_settings(data_dir=tmp_path / "data", auth_tokens=TOKENS)
+    with live_server(settings, embedder) as url:
+        async with mcp_session(url, "reader-token-1") as session:
+            tools = (await session.list_tools()).tools
+    assert len(tools) >= 13
+    for tool in tools:
+        shown = json.dumps(tool.model_dump(by_alias=True, exclude_none=True))
+        assert not re.search(r"CONTRACT|seed|F002|\.md\b", shown, re.IGNORECASE), tool.name
+        description = tool.description or ""
+        assert "Use it" in description and "Returns" in description, tool.name
