@@ -46,8 +46,7 @@ def take(browser: Any, url: str, token: str, out: Path) -> list[Path]:
     (375 px) PNGs into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     page = _console(browser, url, token, 1280, 900)
-    _search(page)
-    page.click("#filters-panel summary")  # folded, so the results show
+    _search(page)  # the filters start folded, so the results show
     page.screenshot(path=out / "search.png")
     page.click("#results .result >> nth=0")
     page.wait_for_selector("dialog#decision[open]")
@@ -62,7 +61,7 @@ def take(browser: Any, url: str, token: str, out: Path) -> list[Path]:
     page.wait_for_selector("#months-status[data-counted]")
     page.screenshot(path=out / "calibration.png", full_page=True)
     narrow = _console(browser, url, token, 375, 812)
-    _search(narrow)  # the filters fold by themselves after a search at this width
+    _search(narrow)
     narrow.evaluate("window.scrollTo(0, 0)")
     narrow.screenshot(path=out / "narrow.png")
     names = ("search", "broad", "decision", "browse", "calibration", "narrow")

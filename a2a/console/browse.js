@@ -44,6 +44,15 @@ function row(decision) {
   );
 }
 
+/** Whether the table is wider than its box (a narrow screen): then the hint above it shows,
+ * and the box's right edge is shaded (`data-more="right"`) until scrolled to the end. */
+function showScrollHint() {
+  const wrap = document.getElementById("browse-wrap");
+  const hidden = wrap.scrollWidth - wrap.clientWidth;
+  document.getElementById("browse-scroll-hint").hidden = hidden <= 1;
+  wrap.dataset.more = hidden > 1 && wrap.scrollLeft < hidden - 1 ? "right" : "";
+}
+
 /** No rows, no pager; `note` (if any) where the page number goes. */
 function clear(note = null) {
   fill(document.getElementById("browse-rows"));
@@ -54,6 +63,7 @@ function clear(note = null) {
   else delete label.dataset.note;
   document.getElementById("browse-prev").disabled = true;
   document.getElementById("browse-next").disabled = true;
+  showScrollHint();
 }
 
 async function load(stack) {
@@ -78,6 +88,7 @@ async function load(stack) {
     fill(label, `Page ${page + 1} · ${result.decisions.length} decisions`);
     document.getElementById("browse-prev").disabled = page === 0;
     document.getElementById("browse-next").disabled = !next;
+    showScrollHint();
   } catch (error) {
     // No stale page under an error: the rows and the pager go with it.
     clear();
@@ -97,9 +108,12 @@ export function setupBrowse() {
   document.getElementById("browse-prev").addEventListener("click", () => {
     if (cursors.length > 1) load(cursors.slice(0, -1));
   });
+  document.getElementById("browse-wrap").addEventListener("scroll", showScrollHint, { passive: true });
+  window.addEventListener("resize", showScrollHint);
 }
 
 /** Load the first page unless a page is already shown. */
 export function showBrowse() {
   if (!document.getElementById("browse-rows").children.length) load([null]);
+  else showScrollHint();
 }

@@ -90,15 +90,24 @@ function agentRows(rows) {
     el("td", { class: "num" }, fixed(r.brierScore, 3))));
 }
 
+/** The top of the Brier axis: the largest score plus 15%, rounded up to a step of 0.05, at
+ * least 0.1 and at most 1 (a fixed 0-1 axis flattened scores of 0-0.2 into one line). */
+export function brierAxisMax(scores) {
+  const top = Math.max(0, ...scores.filter((s) => typeof s === "number"));
+  const padded = Math.ceil(Math.round(top * 1.15 * 1e6) / 1e6 / 0.05) * 0.05;
+  return Math.min(1, Math.max(0.1, Math.round(padded * 100) / 100));
+}
+
 function brierOverTime(byMonth) {
+  const scores = byMonth.map((m) => m.brierScore);
   draw("brier-chart", {
     type: "line",
     data: {
       labels: byMonth.map((m) => m.month),
-      datasets: [{ label: "Brier score", data: byMonth.map((m) => m.brierScore), borderColor: "#c62828",
+      datasets: [{ label: "Brier score", data: scores, borderColor: "#c62828",
         backgroundColor: "#c62828", pointRadius: 3 }],
     },
-    options: { scales: { y: { min: 0, max: 1, title: { display: true, text: "Brier score" } } } },
+    options: { scales: { y: { min: 0, max: brierAxisMax(scores), title: { display: true, text: "Brier score" } } } },
   });
 }
 

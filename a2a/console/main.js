@@ -85,6 +85,8 @@ function show(view) {
     if (name === view) button.setAttribute("aria-current", "page");
     else button.removeAttribute("aria-current");
   }
+  // One filters panel for every view, below the form of the one on screen: that form first.
+  document.getElementById(ACTIONS[view]).after(document.getElementById("filters-panel"));
   VIEWS[view]?.();
 }
 

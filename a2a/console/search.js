@@ -7,7 +7,7 @@ import { day, el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { collapseFiltersWhenNarrow, currentFilters, numberOf } from "./filters.js";
 import { distanceShape, matchNote, matching } from "./matching.js";
-import { withTenant } from "./tenant.js";
+import { severalTenants, withTenant } from "./tenant.js";
 
 /** The params of the search form, as sent on the wire ("All tenants": `tenant: "*"`). */
 export function searchParams() {
@@ -47,12 +47,14 @@ function resultItem(decision, threshold) {
   const meta = [day(decision.date), text(decision.category), `confidence ${fixed(decision.confidence)}`,
     `stakes ${text(decision.stakes)}`, text(decision.status), `outcome ${text(decision.outcome)}`];
   const tenant = decision.tenant ?? null;
+  // The tenant is worth a chip only when there are several to tell apart.
+  const chip = tenant !== null && severalTenants();
   const button = el(
     "button",
     { type: "button", class: "result", "data-id": decision.id, "data-tenant": tenant },
     el("span", { class: "result-title" }, text(decision.title)),
     el("span", { class: "result-id" }, decision.id),
-    tenant === null ? null : el("span", { class: "result-tenant" }, `tenant ${tenant}`),
+    chip ? el("span", { class: "result-tenant" }, `tenant ${tenant}`) : null,
     el("span", { class: "result-meta" }, meta.join(" · ")),
     distanceBar(decision.distance, threshold),
   );

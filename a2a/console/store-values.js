@@ -35,13 +35,15 @@ function boxes(fieldset, name, known, counts) {
   const checked = new Set([...fieldset.querySelectorAll("input:checked")].map((b) => b.value));
   // Only values the wire accepts (files may carry others); checked ones stay offered.
   const offered = known.filter((v) => counts.has(v) || checked.has(v));
-  const legend = fieldset.querySelector("legend");
   const labels = offered.map((value) => el(
     "label", {},
     el("input", { type: "checkbox", name, value, checked: checked.has(value) }),
     ` ${value} `, el("span", { class: "count" }, `(${counts.get(value) ?? 0})`),
   ));
-  fill(fieldset, legend, ...labels);
+  // The legend stays put: chromium may lay a fieldset out 0 px wide when its rendered legend
+  // is removed and added again inside a <details> being opened.
+  for (const label of fieldset.querySelectorAll(":scope > label")) label.remove();
+  fieldset.append(...labels);
 }
 
 /** Offer `values` (from storeValues) in the filters form. */

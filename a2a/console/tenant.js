@@ -6,7 +6,6 @@ import { el, fill } from "./dom.js";
 
 /** The picker's value for every granted tenant (org-level search). */
 export const EVERY = "*";
-const DEFAULT = "default";
 
 // [{name, decisions}] from the last cstp.listTenants; [] when it failed or listed none.
 let listed = [];
@@ -29,8 +28,14 @@ export function withTenant(params, tenant = chosenTenant()) {
   return tenant ? { ...params, tenant } : params;
 }
 
+/** Several tenants to tell apart: the picker shows, and so does each result's tenant. */
+export function severalTenants() {
+  return listed.length > 1;
+}
+
 /** Fill the picker from cstp.listTenants, keeping the choice when it is still listed. With
- * one tenant or none the picker is hidden; with several, "All tenants" comes first. */
+ * one tenant or none the picker is hidden; with several, "All tenants" comes first and is
+ * chosen, so a first search covers every tenant the token may read. */
 export async function loadTenants() {
   const before = picker().value;
   try {
@@ -43,11 +48,10 @@ export async function loadTenants() {
   if (listed.length > 1) options.unshift(el("option", { value: EVERY }, "All tenants"));
   fill(picker(), ...options);
   const values = options.map((o) => o.value);
-  const names = listedTenants();
-  picker().value = values.includes(before) ? before
-    : names.includes(DEFAULT) ? DEFAULT : (names[0] ?? "");
+  picker().value = values.includes(before) ? before : (values[0] ?? "");
   picker().dataset.listed = String(listed.length);
-  document.getElementById("tenant-field").hidden = listed.length < 2;
+  document.getElementById("tenant-field").hidden = !severalTenants();
+  document.getElementById("browse-table").dataset.tenants = String(listed.length);
 }
 
 /** Call `onChange` whenever the user picks another tenant. */

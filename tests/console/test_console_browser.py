@@ -54,6 +54,12 @@ def use_token(page: Any, token: str = TOKEN) -> None:
     page.click("#token-use")
 
 
+def open_filters(page: Any) -> None:
+    """Unfold the filters panel: it starts folded, below the form of the view on screen."""
+    if not page.evaluate("document.getElementById('filters-panel').open"):
+        page.click("#filters-panel summary")
+
+
 def search(page: Any, query: str) -> list[str]:
     page.fill("#q", query)
     page.click("#search-submit")
@@ -82,6 +88,7 @@ def count_all(base_url: str) -> int:
 
 def test_search_with_filters_and_mode_shows_what_the_api_returns(page: Any, base_url: str) -> None:
     use_token(page)
+    open_filters(page)
     page.fill("#f-category", "architecture")
     page.check("input[name='stakes'][value='critical']")
     page.select_option("#mode", "hybrid")
@@ -148,6 +155,7 @@ def test_enter_on_a_result_opens_the_whole_decision(page: Any, base_url: str) ->
 
 def test_click_on_an_example_decision_shows_its_reasons_and_tags(page: Any, base_url: str) -> None:
     use_token(page)
+    open_filters(page)
     page.fill("#f-category", "architecture")
     ids = search(page, "row-level security for tenants")
     page.click(f"#results .result[data-id='{ids[0]}']")
@@ -273,6 +281,7 @@ def test_calibration_shows_intervals_brier_over_time_and_agents_and_months_from_
 
 def test_calibration_follows_the_filters(page: Any, base_url: str) -> None:
     use_token(page)
+    open_filters(page)
     page.fill("#f-category", "architecture")
     page.click("#nav-calibration")
     page.wait_for_selector("#brier[data-decisions]")
@@ -298,3 +307,84 @@ def test_keyboard_reaches_the_token_views_and_search(page: Any) -> None:
         reached.append(page.evaluate("document.activeElement.id"))
     for target in ["token", "token-use", "nav-search", "nav-browse", "nav-calibration"]:
         assert target in reached
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_the_first_view_shows_the_search_box_first_and_the_filters_folded(
+    browser: Any, base_url: str, width: int
+) -> None:
+    """Issue 44 item 11: the Filters panel was open above the search box, so at 375 px the
+    box was below the fold."""
+    context = browser.new_context(viewport={"width": width, "height": 667})
+    page = context.new_page()
+    page.goto(f"{base_url}/console")
+    use_token(page)
+    page.wait_for_selector("#tenant[data-listed]", state="attached")
+    folded = not page.evaluate("document.getElementById('filters-panel').open")
+    box = page.locator("#q").bounding_box()
+    panel = page.locator("#filters-panel").bounding_box()
+    # Another view's form comes first too: the one panel moves below it.
+    page.click("#nav-browse")
+    below_browse = page.evaluate("document.getElementById('browse-form').nextElementSibling.id")
+    context.close()
+    assert folded
+    assert box is not None and panel is not None
+    assert box["y"] + box["height"] <= 667
+    assert box["y"] < panel["y"]
+    assert below_browse == "filters-panel"
+
+
+def test_one_tenant_shows_no_tenant_chip_nor_tenant_column(page: Any) -> None:
+    """Issue 44 item 11: "tenant default" was on every card when there is only one."""
+    use_token(page)
+    page.wait_for_selector("#tenant[data-listed='1']", state="attached")
+    assert search(page, "kubernetes clusters")
+    assert page.locator("#results .result-tenant").count() == 0
+    page.click("#nav-browse")
+    assert browse_ids(page, 1)
+    assert page.is_hidden("#browse-table thead th:last-child")
+    assert page.is_hidden("#browse-rows tr:first-child td:last-child")
+
+
+@pytest.mark.parametrize(("width", "scrolls"), [(375, True), (1280, False)])
+def test_browse_says_when_the_table_scrolls_sideways(
+    browser: Any, base_url: str, width: int, scrolls: bool
+) -> None:
+    """Issue 44 item 11: Browse at 375 px hid most columns with no scroll hint."""
+    context = browser.new_context(viewport={"width": width, "height": 812})
+    page = context.new_page()
+    page.goto(f"{base_url}/console")
+    use_token(page)
+    page.click("#nav-browse")
+    browse_ids(page, 1)
+    wider = page.evaluate(
+        "(() => { const w = document.getElementById('browse-wrap');"
+        " return w.scrollWidth > w.clientWidth; })()"
+    )
+    hint = page.is_visible("#browse-scroll-hint")
+    shaded = page.get_attribute("#browse-wrap", "data-more")
+    # Scrolled to the end, the shade goes; the hint stays while the table is wider.
+    page.evaluate("document.getElementById('browse-wrap').scrollLeft = 1e6")
+    page.wait_for_selector("#browse-wrap[data-more='']", state="attached")
+    context.close()
+    assert wider is scrolls
+    assert hint is scrolls
+    assert shaded == ("right" if scrolls else "")
+
+
+def test_the_brier_chart_fits_its_axis_to_the_scores(page: Any, base_url: str) -> None:
+    """Issue 44 item 11: a fixed 0-1 axis flattened Brier scores of 0-0.2 into one line."""
+    use_token(page)
+    page.click("#nav-calibration")
+    page.wait_for_selector("#months-status[data-counted]")
+    months = rpc(base_url, "cstp.getCalibration", {"bins": 5})["byMonth"]
+    scores = [m["brierScore"] for m in months if m["brierScore"] is not None]
+    top = page.evaluate("Chart.getChart(document.getElementById('brier-chart')).scales.y.max")
+    fitted = page.evaluate(
+        "import('./console/calibration.js').then((m) => [[0.02, 0.05], [0.12, null], [0.95], []]"
+        ".map((s) => m.brierAxisMax(s)))"
+    )
+    assert scores and max(scores) <= 0.8
+    assert max(scores) < top < 1
+    assert top <= max(max(scores) * 1.15 + 0.05, 0.1)
+    assert fitted == [0.1, 0.15, 1, 0.1]

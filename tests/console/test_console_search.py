@@ -22,7 +22,7 @@ from tests.console.browser import rpc
 
 # The server, browser and page fixtures of the console's browser tests (one of each per module).
 base_url, browser, page = shared.base_url, shared.browser, shared.page
-search, use_token = shared.search, shared.use_token
+search, use_token, open_filters = shared.search, shared.use_token, shared.open_filters
 
 pytestmark = pytest.mark.slow
 
@@ -115,6 +115,7 @@ def test_an_error_clears_the_previous_results(page: Any) -> None:
 def test_confidence_min_over_max_clears_results_too(page: Any) -> None:
     use_token(page)
     assert search(page, ON_TOPIC)
+    open_filters(page)
     page.fill("#f-min-confidence", "0.9")
     page.fill("#f-max-confidence", "0.1")
     page.click("#search-submit")
@@ -178,6 +179,7 @@ def test_at_375_px_results_come_first_and_no_label_is_cut(browser: Any, base_url
     narrow = context.new_page()
     narrow.goto(f"{base_url}/console")
     use_token(narrow)
+    open_filters(narrow)
     assert cut_texts(narrow) == []  # the filters panel open, before any search
     narrow.fill("#f-category", "architecture")
     search(narrow, ON_TOPIC)
@@ -194,6 +196,7 @@ def test_at_375_px_results_come_first_and_no_label_is_cut(browser: Any, base_url
 
 def test_desktop_keeps_the_filters_open_after_a_search(page: Any) -> None:
     use_token(page)
+    open_filters(page)
     search(page, ON_TOPIC)
     assert page.evaluate("document.getElementById('filters-panel').open") is True
     assert cut_texts(page) == []
@@ -227,6 +230,7 @@ def test_filters_offer_the_stores_own_values(page: Any, base_url: str) -> None:
 
 def test_unknown_category_shows_the_services_note(page: Any, base_url: str) -> None:
     use_token(page)
+    open_filters(page)
     page.fill("#f-category", "Architecture")
     assert search(page, ON_TOPIC) == []
     note = expected(base_url, ON_TOPIC, filters={"category": "Architecture"})["note"]

@@ -155,6 +155,20 @@ def test_the_picker_is_filled_from_list_tenants(page: Page, server: Served) -> N
     assert labels[1:] == [f"{t['name']} ({t['decisions']})" for t in listed]
 
 
+def test_a_token_of_several_tenants_starts_on_all_tenants(page: Page) -> None:
+    """Issue 44 item 11: the picker started on one tenant, not "All tenants"."""
+    page.use_token(ORG_TOKEN, 2)
+    assert page.page.eval_on_selector("#tenant", "s => s.value") == "*"
+    shown = page.search(QUERY)
+    assert {tenant for tenant, _ in shown} == {"acme", "globex"}
+    assert page.sent[-1]["params"]["tenant"] == "*"
+    # Several tenants: each result says which one it is from.
+    chips = page.page.eval_on_selector_all(
+        "#results .result-tenant", "e => e.map(c => c.textContent)"
+    )
+    assert chips == [f"tenant {tenant}" for tenant, _ in shown]
+
+
 def test_a_token_of_one_tenant_gets_no_choice(page: Page) -> None:
     page.use_token(ACME_TOKEN, 1)
     assert page.options() == ["acme"]
@@ -202,7 +216,7 @@ def test_the_chosen_tenant_is_sent_on_every_call_and_shown_on_results(
     } <= methods
     after_pick = calls[[m for m, _ in calls].index("cstp.queryDecisions") :]
     assert [m for m, p in after_pick if p.get("tenant") != "globex"] == []
-    # listTenants takes no tenant; every call before the pick named the one first chosen.
+    # listTenants takes no tenant; before the pick ("All tenants"), getStats named each tenant.
     for method, params in calls:
         if method == "cstp.listTenants":
             assert params == {}
