@@ -165,26 +165,26 @@ class Tenants:
         marker as the listing read it (None: not read; LiveIndex.current's `marker`).
 
         While Chroma cannot be read, inside a2a.index.staleness.stale_allowed(): the
-        tenants of `stale` (the call marked stale, and marked as having found Chroma down),
+        tenants of `_stale` (the call marked stale, and marked as having found Chroma down),
         else StoreUnavailable. Once a listing failed, such calls skip the listing while any
         tenant can answer stale (TenantListing: one deadline for the first call, none for
         the next ones).
         """
         if self._listing.down and may_answer_stale():
-            found = self.stale(grant)
+            found = self._stale(grant)
             if found:
                 self._listing.probe()
                 return found
         try:
             listed = await self._listing()
         except StoreUnavailable:
-            found = self.stale(grant)
+            found = self._stale(grant)
             if not found:
                 raise
             return found
         return {name: marker for name, marker in sorted(listed.items()) if grant.allows(name)}
 
-    def stale(self, grant: Grant) -> dict[str, str | None]:
+    def _stale(self, grant: Grant) -> dict[str, str | None]:
         """The tenants `grant` allows whose loaded index may answer stale now, sorted by
         name, each marked (LiveIndex.stale_read: the call's `since` is their last successful
         check), no marker: only tenants that exist in Chroma (LiveIndex.holds_collection;
