@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from a2a.app.listing import Markers, TenantListing
 from a2a.app.methods import NoParams
 from a2a.app.sources import TenantSource
 from a2a.app.steps import with_stale_step
@@ -30,6 +31,7 @@ from a2a.app.union_graphs import UnionGraphs
 from a2a.concurrency import Lane
 from a2a.decisions.service import DecisionService
 from a2a.errors import Saturated, StoreUnavailable
+from a2a.index.staleness import chroma_known_down, mark_chroma_down, may_answer_stale
 from a2a.index.sync import LiveIndex
 from a2a.query.service import QueryService
 from a2a.results import Result
@@ -93,7 +95,8 @@ class Tenants:
     cstp.listTenants) and `org` the methods of `tenant: "*"`. `existing()` lists the
     tenants that exist in Chroma, each with its change marker when the listing read it
     (ChromaDecisionStore.collection_markers; blocking work is the caller's to run off the
-    loop).
+    loop, by the call's deadline), through a2a.app.listing.TenantListing (skipped while
+    Chroma is known down).
     `memory_budget` (bytes, None: no limit): after each call, the least recently used
     loaded indexes with no call in flight are evicted until the loaded ones fit (the most
     recently used one stays, even alone over the budget).
@@ -107,7 +110,7 @@ class Tenants:
         self,
         build: Callable[[str], TenantStack],
         base: Mapping[str, Method],
-        existing: Callable[[], Awaitable[dict[str, str | None]]],
+        existing: Callable[[], Awaitable[Markers]],
         *,
         memory_budget: int | None = None,
         metrics: EvictionCounter | None = None,
@@ -117,7 +120,7 @@ class Tenants:
     ) -> None:
         self._build = build
         self._base = base
-        self._existing = existing
+        self._listing = TenantListing(existing)
         self._budget = memory_budget
         self._metrics = metrics
         self._load_wait = load_wait_seconds
@@ -161,22 +164,42 @@ class Tenants:
         """The tenants in Chroma that `grant` allows, sorted by name, each with its change
         marker as the listing read it (None: not read; LiveIndex.current's `marker`).
 
-        While Chroma cannot be read, inside a2a.index.staleness.stale_allowed(): the granted
-        tenants loaded in this replica whose stale window is open (the call marked stale;
-        no marker), else StoreUnavailable.
+        While Chroma cannot be read, inside a2a.index.staleness.stale_allowed(): the
+        tenants of `_stale` (the call marked stale, and marked as having found Chroma down),
+        else StoreUnavailable. Once a listing failed, such calls skip the listing while any
+        tenant can answer stale (TenantListing: one deadline for the first call, none for
+        the next ones).
         """
+        if self._listing.down and may_answer_stale():
+            found = self._stale(grant)
+            if found:
+                self._listing.probe()
+                return found
         try:
-            listed = await self._existing()
-            found = {name: marker for name, marker in listed.items() if grant.allows(name)}
+            listed = await self._listing()
         except StoreUnavailable:
-            found = {
-                name: None
-                for name in self.loaded()
-                if grant.allows(name) and self._stacks[name].index.stale_read()
-            }
+            found = self._stale(grant)
             if not found:
                 raise
-        return dict(sorted(found.items()))
+            return found
+        return {name: marker for name, marker in sorted(listed.items()) if grant.allows(name)}
+
+    def _stale(self, grant: Grant) -> dict[str, str | None]:
+        """The tenants `grant` allows whose loaded index may answer stale now, sorted by
+        name, each marked (LiveIndex.stale_read: the call's `since` is their last successful
+        check), no marker: only tenants that exist in Chroma (LiveIndex.holds_collection;
+        the default tenant loaded at start need not). Inside stale_allowed() the call is
+        marked as having found Chroma down (their indexes are not checked again)."""
+        names = [
+            name
+            for name in sorted(self.loaded())
+            if grant.allows(name)
+            and self._stacks[name].index.holds_collection
+            and self._stacks[name].index.stale_read()
+        ]
+        if names:
+            mark_chroma_down()
+        return dict.fromkeys(names)
 
     async def count(self, tenant: str) -> int:
         """How many decisions `tenant` holds: embedded, what its index or snapshot at
@@ -184,6 +207,8 @@ class Tenants:
         it counts in memory for good); else Chroma's count, or inside stale_allowed() while
         Chroma cannot be read, its loaded index's (the call marked stale)."""
         stack = self.stack(tenant)
+        if chroma_known_down() and stack.index.stale_read():
+            return stack.index.index.alive_count
         try:
             # Within the call's deadline: reading the marker may be a Chroma call.
             known = await stack.services.store.call(stack.index.known_count)
@@ -198,6 +223,7 @@ class Tenants:
     async def stop(self) -> None:
         """Stop every tenant's index loading (the app's shutdown)."""
         await asyncio.gather(*self._dropping, return_exceptions=True)
+        await self._listing.stop()
         await self.unions.stop()
         for stack in list(self._stacks.values()):
             await stack.index.stop()

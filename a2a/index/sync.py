@@ -22,7 +22,7 @@ from a2a.index.search_index import (
     SearchIndex,
 )
 from a2a.index.snapshot import SnapshotStamp, load_index, snapshot_count, write_snapshot
-from a2a.index.staleness import mark_stale, may_answer_stale
+from a2a.index.staleness import chroma_known_down, mark_stale, may_answer_stale
 from a2a.index.vectors import VectorDtype
 from a2a.store.chroma import READERS
 from a2a.store.interface import DecisionStore
@@ -208,6 +208,13 @@ class LiveIndex:
         """Epoch seconds of the last successful check with Chroma while this index answers
         stale reads (the last check failed, within the stale window), else None."""
         return self._checked_at if self._failing and self.stale_window_open() else None
+
+    @property
+    def holds_collection(self) -> bool:
+        """True when loaded and its collection existed in Chroma at the last successful
+        check (a tenant that exists; the default tenant's index of a store that has no
+        default collection does not)."""
+        return self._loaded and self._revision is not None
 
     def stale_window_open(self) -> bool:
         """True when a stale read may be answered now: loaded, stale reads on, and the last
@@ -525,6 +532,10 @@ class LiveIndex:
             self._checked(ok=True)
             return  # this process is the only writer and nothing changed: no thread hop
         check = self._check
+        if chroma_known_down() and self.stale_window_open():
+            # The call found Chroma down already (an org-level call's tenant listing): a
+            # stale answer now, not a second wait (one deadline a call).
+            raise StoreUnavailable("Chroma is down")
         if (
             self._failing
             and check is not None
