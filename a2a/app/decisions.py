@@ -4,8 +4,11 @@ its settings (the composition root's part for decisions)."""
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from pydantic import SecretStr
 
 from a2a.decisions.claims import CreationClaims
 from a2a.decisions.cursor import CursorCodec
@@ -23,10 +26,24 @@ T = TypeVar("T")
 LEASE_DEADLINES = 3
 
 
+def with_cursor_secret(settings: Settings) -> Settings:
+    """`settings` with a CSTP_CURSOR_SECRET: its own, else one drawn now for the process.
+
+    The composition root calls it once, so every tenant's cursor key is derived from the
+    one secret (cursor_key) and does not depend on which stacks are loaded: a tenant's
+    stack dropped and built again still accepts its cursors (issue 44, item 7). `cstp
+    serve --workers` draws one before the workers start and shares it through the
+    environment (a2a.cli.main), so every worker accepts the others' cursors.
+    """
+    if settings.cursor_secret is not None:
+        return settings
+    return settings.model_copy(update={"cursor_secret": SecretStr(secrets.token_hex(32))})
+
+
 def cursor_key(settings: Settings, tenant: str) -> bytes | None:
     """The key that signs `tenant`'s cursors: SHA-256 of CSTP_CURSOR_SECRET, bound to the
-    tenant's name for every tenant but `default`; None (a per-process random key) without
-    a secret."""
+    tenant's name for every tenant but `default`; None (a random key of the codec's own)
+    without a secret, which only a service built outside the root has (with_cursor_secret)."""
     secret = settings.cursor_secret
     if secret is None:
         return None
@@ -62,9 +79,10 @@ def decision_service(
 
     With `index` (the service's search index, a LiveIndex) listDecisions and getCalibration
     read its columns and every write goes into it before the answer; without, they read
-    Chroma on each call. Cursors are signed with a key of CSTP_CURSOR_SECRET when set, else
-    with a per-process key; each tenant's with its own, so a cursor is bound to its tenant
-    (CONTRACT.md, Tenants). The default tenant's key is the one from before tenants.
+    Chroma on each call. Cursors are signed with a key derived from CSTP_CURSOR_SECRET (the
+    root draws one per process when none is set: with_cursor_secret); each tenant's with its
+    own, so a cursor is bound to its tenant (CONTRACT.md, Tenants). The default tenant's key
+    is the one from before tenants.
 
     `shared_redis` (a2a.decisions.replica_locks.replica_redis): writers of one decision take turns
     across the replicas on it too, and one of identical new records is `created`.

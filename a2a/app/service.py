@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from a2a.app.decisions import with_cursor_secret
 from a2a.app.methods import discover_method, search_docs_method
 from a2a.app.org import org_methods
 from a2a.app.runtime import Runtime
@@ -102,6 +103,7 @@ def build_service(
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
     CSTP_DOCS_CATALOG malformed.
     """
+    settings = with_cursor_secret(settings)
     lanes = Lanes(
         settings.worker_threads, settings.worker_queue, settings.worker_queue_timeout_seconds
     )

@@ -55,6 +55,42 @@ async def test_made_up_tenant_names_never_grow_the_replica_past_its_bound(
         assert [t["name"] for t in listed["tenants"]] == ["acme"]
 
 
+async def test_a_cursor_still_pages_after_its_tenants_stack_was_dropped_and_built_again(
+    settings: Settings, embedder: Embedder
+) -> None:
+    # Reported (issue 44, item 7): without CSTP_CURSOR_SECRET each tenant's stack drew its
+    # own cursor key, so a `*` token naming more tenants than the stack cap pushed acme's
+    # stack out, its key was drawn again, and acme's valid cursor failed.
+    assert settings.cursor_secret is None
+    async with served_app(settings, embedder) as (app, client):
+        tenants: Tenants = app.state.cstp.tenants
+        tenants.max_stacks = 3
+        cursors = {}
+        for tenant in ("acme", "globex"):
+            for n in range(2):
+                decision = {"id": f"{tenant}-{n}", "title": f"Decision {n} of {tenant}"}
+                await answer(
+                    client, "cstp.recordDecision", {"decision": decision, "tenant": tenant}
+                )
+            page = await answer(client, "cstp.listDecisions", {"limit": 1, "tenant": tenant})
+            cursors[tenant] = (page["decisions"][0]["id"], page["nextCursor"])
+        built = {name: tenants.stack(name) for name in ("acme", "globex")}
+        for n in range(10):
+            await answer(client, "cstp.listDecisions", {"tenant": f"ghost-{n}"})
+        assert len(tenants) == 3
+        for tenant, (first, cursor) in cursors.items():
+            assert tenants.stack(tenant) is not built[tenant]  # dropped, then built again
+            params = {"limit": 1, "tenant": tenant, "cursor": cursor}
+            rest = (await answer(client, "cstp.listDecisions", params))["decisions"]
+            assert [d["id"] for d in rest] == [
+                f"{tenant}-{n}" for n in range(2) if f"{tenant}-{n}" != first
+            ]
+        # Each tenant's key is its own still: acme's cursor does not page globex.
+        moved = {"limit": 1, "tenant": "globex", "cursor": cursors["acme"][1]}
+        body = (await client.post("/cstp", json=rpc_call("cstp.listDecisions", moved))).json()
+        assert body["error"]["code"] == -32602
+
+
 async def test_a_cursor_signed_with_the_shared_secret_is_still_bound_to_its_tenant(
     tmp_path: Path, embedder: Embedder
 ) -> None:
