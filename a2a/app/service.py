@@ -60,6 +60,15 @@ class Service:
     #: The Redis the replicas share their decision locks in (None: no shared Redis).
     shared_redis: SharedRedis | None = None
 
+    async def count_decisions(self) -> int:
+        """Decisions in every tenant's collection together (`cstp_decisions` on /metrics:
+        one figure, no tenant's own, CONTRACT.md, Isolation), read within the Chroma
+        deadline (CSTP_CHROMA_TIMEOUT_SECONDS); StoreUnavailable when Chroma fails or hangs."""
+        base = self.settings.collection
+        return await self.store.call(
+            lambda: self.runtime.store.count_collections(lambda n: tenant_of(base, n) is not None)
+        )
+
     def warming(self) -> bool:
         """True while the search index is still loading: /ready is 503 `"warming"`
         (CONTRACT.md section Transport). Not once evicted (CSTP_INDEX_MEMORY_MIB): the

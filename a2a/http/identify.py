@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from a2a.auth.caller import CALLER_KEY, Caller, TrustedProxies, anonymous
 from a2a.auth.tokens import TokenTable
-from a2a.errors import Unauthorized
+from a2a.errors import MissingScope, Unauthorized
 from a2a.rpc import protocol
 from a2a.rpc.errors import to_error_object
 
@@ -70,6 +70,14 @@ def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
     if scheme.lower() != "bearer" or not token or any(c.isspace() for c in token):
         return None
     return token
+
+
+def missing_scope(required: str) -> JSONResponse:
+    """HTTP 403 for a known token without the scope a plain HTTP path needs (`/metrics`
+    closed needs `admin`): the JSON-RPC error object -32004 with `data.requiredScope`,
+    `id: null`, as the 401 above is -32001."""
+    wire = to_error_object(MissingScope(required))
+    return JSONResponse(protocol.failure(None, wire.code, wire.message, wire.data), status_code=403)
 
 
 def _unauthorized() -> JSONResponse:

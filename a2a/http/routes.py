@@ -9,9 +9,12 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
 from a2a.app.service import Service
+from a2a.auth.caller import caller_of
+from a2a.auth.scopes import allows
 from a2a.errors import EmbeddingModelMismatch, Saturated, StoreUnavailable
 from a2a.http.agent_card import CARD_SHAPES, card_bytes
 from a2a.http.edge import call_context, read_body, record
+from a2a.http.identify import missing_scope
 from a2a.limits.headers import rate_limit_headers
 from a2a.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from a2a.rpc import protocol
@@ -82,10 +85,18 @@ def _not_ready(reason: str) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    """Prometheus metrics (text format); the decision count is read now, for at most 2 s."""
+    """Prometheus metrics (text format); the decision count (every tenant's together) is
+    read now, for at most 2 s.
+
+    With CSTP_METRICS_OPEN=false a token with scope `admin` (a2a.http.identify.Identify has
+    already answered 401 without a known token; a token without `admin` gets 403 -32004,
+    CONTRACT.md, Isolation).
+    """
     state = state_of(request)
+    if not state.settings.metrics_open and not allows(caller_of(request.scope).scopes, "admin"):
+        return missing_scope("admin")
     timeout = min(METRICS_STORE_TIMEOUT_SECONDS, state.settings.chroma_timeout_seconds)
-    await state.metrics.refresh_store(state.store.count, timeout)
+    await state.metrics.refresh_store(state.count_decisions, timeout)
     state.metrics.stale_since.set(state.index.stale_since or 0)
     state.metrics.tenants_loaded(len(state.tenants.loaded()))
     return Response(state.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)

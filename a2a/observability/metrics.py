@@ -70,7 +70,8 @@ class Metrics:
         )
         self.decisions = Gauge(
             "cstp_decisions",
-            "Decisions in the store, read when /metrics is scraped (-1 before the first read).",
+            "Decisions in the store, every tenant's together, read when /metrics is scraped "
+            "(-1 before the first read).",
             registry=self.registry,
         )
         self.store_up = Gauge(

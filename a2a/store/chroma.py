@@ -150,6 +150,22 @@ class ChromaDecisionStore:
         collection = self._guarded(self._get_collection, create=False)
         return 0 if collection is None else int(self._guarded(collection.count))
 
+    def count_collections(self, keep: Callable[[str], bool]) -> int:
+        """Records stored in every collection of this Chroma whose name `keep` accepts (the
+        tenants' collections: a2a.app.service.Service.count_decisions), summed; one listing,
+        then one count per collection. A collection deleted in between counts 0."""
+        client = self._guarded(self._get_client)
+
+        def count(name: str) -> int:
+            try:
+                return int(client.get_collection(name, embedding_function=None).count())
+            except NotFoundError:
+                return 0
+
+        listed = self._guarded(client.list_collections)
+        names = [str(getattr(c, "name", c)) for c in listed]
+        return sum(self._guarded(count, name) for name in names if keep(name))
+
     def check(self) -> None:
         """Raise StoreUnavailable unless Chroma answers, EmbeddingModelMismatch on a bad model."""
         client = self._guarded(self._get_client)

@@ -70,13 +70,47 @@ async def test_metrics_need_no_token_and_count_calls_by_method_and_code(
     assert got[("cstp_store_up", "")] == 1
 
 
-async def test_metrics_need_a_token_when_metrics_open_is_false(
+async def test_metrics_need_an_admin_token_when_metrics_open_is_false(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    settings = app_settings(tmp_path, auth_tokens=TOKENS, metrics_open=False)
+    # Reported (issue 44, item 7): with metrics closed any token could read them, also one
+    # refused (-32004) for tenant default.
+    tokens = f"{TOKENS},root:root-token-1:admin,acme:acme-token-1:read+write:acme"
+    settings = app_settings(tmp_path, auth_tokens=tokens, metrics_open=False)
     async with app_client(settings, embedder) as client:
         assert (await client.get("/metrics")).status_code == 401
-        assert ("cstp_store_up", "") in await scrape(client, headers=ALICE)
+        for token in ("alice-token-1", "acme-token-1"):
+            refused = await client.get("/metrics", headers={"authorization": f"Bearer {token}"})
+            assert refused.status_code == 403
+            assert refused.json() == {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {
+                    "code": -32004,
+                    "message": "Forbidden",
+                    "data": {"requiredScope": "admin"},
+                },
+            }
+        root = {"authorization": "Bearer root-token-1"}
+        assert ("cstp_store_up", "") in await scrape(client, headers=root)
+
+
+async def test_the_decision_gauge_counts_every_tenant_as_one_figure(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    # Reported (issue 44, item 7): `cstp_decisions` was tenant default's own count.
+    async with app_client(app_settings(tmp_path), embedder) as client:
+        for tenant, n in (("default", 1), ("acme", 2), ("globex", 3)):
+            for i in range(n):
+                decision = {"id": f"{tenant}-{i}", "title": f"Decision {i} of {tenant}"}
+                params = {"decision": decision, "tenant": tenant}
+                body = (
+                    await client.post("/cstp", json=rpc_call("cstp.recordDecision", params))
+                ).json()
+                assert body["result"]["created"] is True
+        got = await scrape(client)
+    assert got[("cstp_decisions", "")] == 6
+    assert [key for key in got if key[0] == "cstp_decisions"] == [("cstp_decisions", "")]
 
 
 async def test_rate_limited_calls_are_counted_per_method(
