@@ -226,6 +226,10 @@ class Settings(BaseSettings):
     chroma_url: AnyHttpUrl | None = None
     collection: str = Field(default="decisions", min_length=3, max_length=63)
     embedding_model: str = DEFAULT_MODEL
+    #: Cosine distance past which a result list is a broad match (`broadMatch: true`,
+    #: CONTRACT.md): None takes the embedding model's measured line
+    #: (a2a.query.matching.MEASURED_LINES); a model with none then gets no broadMatch.
+    broad_match_distance: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)
     chroma_timeout_seconds: PositiveSeconds = 10.0
     #: Reads answered from the loaded index this long after the last successful check with
     #: Chroma while it is unreachable, marked `stale` (docs/availability.md); 0: off.

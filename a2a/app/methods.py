@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from a2a import __version__
 from a2a.app.decision_methods import decision_methods
 from a2a.app.sources import AnswerSource
+from a2a.app.steps import with_broad_match
 from a2a.decisions.service import DecisionService
 from a2a.docs.models import SearchDocsParams, SearchDocsResult
 from a2a.docs.service import DocsSearchService
@@ -31,17 +32,19 @@ def build_methods(
     source: AnswerSource,
     docs: DocsSearchService | None = None,
     decisions: DecisionService | None = None,
+    broad_match_line: float | None = None,
 ) -> dict[str, Method]:
     """name -> Method for every method the services answer, `rpc.discover` included.
 
-    queryDecisions and findSimilarDecisions are answered by `source`; cstp.searchDocs is
+    queryDecisions and findSimilarDecisions are answered by `source`, marked `broadMatch`
+    past `broad_match_line` (answer_methods); cstp.searchDocs is
     served only when `docs` is given, the decision methods (record, review, get, list,
     calibration...) only when `decisions` is. A method added to the returned table before
     the first call (name, params model, handler, scope, summary, result schema, examples)
     is served on /cstp and /mcp, listed by rpc.discover and the agent card, counted in the
     metrics and logged.
     """
-    methods = answer_methods(source)
+    methods = answer_methods(source, broad_match_line)
     if docs is not None:
         methods["cstp.searchDocs"] = search_docs_method(docs)
     if decisions is not None:
@@ -50,9 +53,13 @@ def build_methods(
     return methods
 
 
-def answer_methods(source: AnswerSource) -> dict[str, Method]:
+def answer_methods(
+    source: AnswerSource, broad_match_line: float | None = None
+) -> dict[str, Method]:
     """cstp.queryDecisions and cstp.findSimilarDecisions, answered by `source` (one tenant,
-    every granted tenant, ...: a2a.app.sources)."""
+    every granted tenant, ...: a2a.app.sources), each result marked `broadMatch` when none
+    of its decisions lies within `broad_match_line` (a2a.app.steps.with_broad_match; None:
+    the model has no line)."""
 
     @method(
         "cstp.queryDecisions",
@@ -76,9 +83,11 @@ def answer_methods(source: AnswerSource) -> dict[str, Method]:
         every tenant the token may read. Returns `decisions`, closest first (id, title,
         category, confidence, stakes, status, outcome, date and cosine `distance`, never the
         full text: cstp.getDecision gives that), their `total`, the `query`, `queryTimeMs`
-        and `agent`, and a `note` when a filter matches nothing stored.
+        and `agent`, a `note` when a filter matches nothing stored, and `broadMatch` true
+        when none of them is close enough to be on the subject (the nearest there is, not a
+        match).
         """
-        return await source.query(params, ctx)
+        return with_broad_match(await source.query(params, ctx), broad_match_line)
 
     @method(
         "cstp.findSimilarDecisions",
@@ -102,7 +111,7 @@ def answer_methods(source: AnswerSource) -> dict[str, Method]:
         `scoreComponents` (tag overlap, category match, stakes match) and tags, their
         `total`, `queryTimeMs` and `agent`, and a `reason` when nothing can match.
         """
-        return await source.find_similar(params, ctx)
+        return with_broad_match(await source.find_similar(params, ctx), broad_match_line)
 
     return table(query_decisions, find_similar_decisions)
 

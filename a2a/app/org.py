@@ -64,11 +64,13 @@ def org_methods(
     base: dict[str, Method],
     agent_id: str,
     metrics: OrgSearchCounter | None = None,
+    broad_match_line: float | None = None,
 ) -> dict[str, Method]:
     """The `tenant: "*"` form of each org-level method `base` serves (same params model,
-    schema and errors; answered by an OrgSource), with the stale mark."""
+    schema and errors; answered by an OrgSource), with the stale mark and the broad-match
+    mark over the merged list (`broad_match_line`, a2a.app.methods.answer_methods)."""
     source = OrgSource(tenants, agent_id, metrics)
-    served = answer_methods(source)
+    served = answer_methods(source, broad_match_line)
     if "cstp.getCalibration" in base:
         calibration = base["cstp.getCalibration"]
         served[calibration.name] = dataclasses.replace(calibration, handler=source.calibration)

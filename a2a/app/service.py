@@ -28,6 +28,7 @@ from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
 from a2a.observability.calls import CallLog
 from a2a.observability.metrics import Metrics
+from a2a.query.matching import broad_match_line
 from a2a.rpc.dispatcher import Dispatcher
 from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Pipeline
@@ -178,7 +179,8 @@ def build_service(
         rate_limits = RateLimits.from_settings(settings, methods, lane=lanes.background)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    tenants.org = org_methods(tenants, methods, settings.agent_id, metrics)
+    line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
+    tenants.org = org_methods(tenants, methods, settings.agent_id, metrics, line)
     pipeline = Pipeline(methods, rate_limits, tenants)
     return Service(
         settings=settings,

@@ -12,6 +12,7 @@ from a2a.decisions.replica_locks import SharedRedis
 from a2a.embeddings.batching import DynamicBatcher
 from a2a.index.sync import LiveIndex
 from a2a.query.fusion import FusionConfig
+from a2a.query.matching import broad_match_line
 from a2a.query.service import HybridConfig, QueryService
 from a2a.settings import Settings
 from a2a.similarity.service import SimilarityService
@@ -52,7 +53,8 @@ def tenant_stack(
     decisions = decision_service(
         settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
     )
-    methods = build_methods(TenantSource(query, similar), None, decisions)
+    line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
+    methods = build_methods(TenantSource(query, similar), None, decisions, line)
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against
     return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
 

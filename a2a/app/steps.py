@@ -1,15 +1,20 @@
 """The steps around a method call, over its typed result (before the wire exists, which
 a2a.rpc makes): which tenant answers is the pipeline's step 4 (a2a.rpc.pipeline); the
-tenant stamp is `WireModel.with_tenant`, applied by a2a.app.tenants; the stale mark is
-here; org-level fan-out is a2a.app.org's."""
+tenant stamp is `WireModel.with_tenant`, applied by a2a.app.tenants; the stale mark and
+the broad-match mark are here; org-level fan-out is a2a.app.org's."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar
 
 from a2a.index.staleness import rfc3339, stale_allowed
+from a2a.query.matching import is_broad
+from a2a.query.results import QueryDecisionsResult
 from a2a.rpc.methods import CallContext, Method
+from a2a.similarity.results import FindSimilarDecisionsResult
+
+R = TypeVar("R", QueryDecisionsResult, FindSimilarDecisionsResult)
 
 
 def with_stale_step(method: Method) -> Method:
@@ -27,3 +32,13 @@ def with_stale_step(method: Method) -> Method:
         return result if mark.since is None else result.with_stale(rfc3339(mark.since))
 
     return dataclasses.replace(method, handler=marked)
+
+
+def with_broad_match(result: R, line: float | None) -> R:
+    """`result` with `broadMatch: true` when no decision in it lies within `line` (the
+    model's topical distance, a2a.query.matching.broad_match_line; None: no line), by the
+    one rule `is_broad`; left absent otherwise (CONTRACT.md). Applied once to what a
+    source answers, one tenant's or every granted tenant's merged (a2a.app.methods)."""
+    if is_broad((d.distance for d in result.decisions), line):
+        result.broad_match = True
+    return result

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from a2a.cli import exit_codes, options
-from a2a.client import DecisionSummary, QueryDecisionsResult, precedents
+from a2a.client import QueryDecisionsResult, precedents
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError, UnauthorizedError
 from a2a.client.table import decisions_table
@@ -61,13 +61,6 @@ def query_params(query: str, filters: dict[str, Any], **extra: Any) -> dict[str,
     return params
 
 
-def broad_match_note(decisions: list[DecisionSummary], max_distance: float | None) -> str | None:
-    """The note printed above the results when they are a broad match or no match at all:
-    `a2a.client.precedents.match_note`, whose threshold and words the console shares
-    (a2a.query.matching)."""
-    return precedents.match_note(decisions, max_distance=max_distance)
-
-
 def print_error(exc: CSTPError, err: Console, token: str | None) -> None:
     """`error CODE: message data` on `err`; for -32001, what to do about the token that
     was sent (`token`; None or empty when none was)."""
@@ -106,10 +99,11 @@ def run_query(
     if as_json:
         out.print_json(json.dumps(to_wire(result)))
         return exit_codes.OK
-    # Above the table, as the precedents block says it (seed 001, "No false confidence").
+    # Above the table, as the precedents block says it (seed 001, "No false confidence"),
+    # from the result as the service judged it (`broadMatch`, the console reads the same).
     # The service's own note (a category no stored decision has, with the known ones) says
     # why the list is empty better than "no relevant precedents".
-    if note := result.note or broad_match_note(result.decisions, params.get("maxDistance")):
+    if note := precedents.result_note(result):
         out.print(note, markup=False)
     out.print(decisions_table(result, tenants=params.get("tenant") == "*"))
     return exit_codes.OK

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError
-from a2a.client.precedents import match_note
+from a2a.client.precedents import result_note
 from a2a.client.table import decisions_table
 from a2a.rpc.protocol import to_wire
 
@@ -34,7 +34,7 @@ def run_query(
     """Ask the service at `url`; print the decisions on `out`, an error on `err`.
 
     Returns the exit code. With `as_json` the JSON-RPC result is printed as sent; else
-    the table, under the "No false confidence" note when one applies (`match_note`).
+    the table, under the "No false confidence" note when one applies (`result_note`).
     """
     filters: dict[str, Any] = {}
     if category:
@@ -54,7 +54,7 @@ def run_query(
     if as_json:
         out.print_json(json.dumps(to_wire(result)))
     else:
-        if note := match_note(result.decisions, max_distance=max_distance):
+        if note := result_note(result):
             out.print(note, markup=False)
         out.print(decisions_table(result))
     return EXIT_OK

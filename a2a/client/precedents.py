@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from a2a.query import matching
 from a2a.query.matching import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
-from a2a.query.results import DecisionSummary
+from a2a.query.results import DecisionSummary, QueryDecisionsResult
 
 #: Most precedents in one block (seed 001, Rules: "Max 5 results").
 MAX_PRECEDENTS: Final = 5
@@ -19,6 +20,7 @@ __all__ = [
     "is_broad",
     "match_note",
     "render_precedents",
+    "result_note",
     "within",
 ]
 
@@ -65,13 +67,24 @@ def within(
 def is_broad(
     decisions: Sequence[DecisionSummary], broad_match_distance: float = BROAD_MATCH_DISTANCE
 ) -> bool:
-    """True when the closest decision that carries a distance is past `broad_match_distance`.
-
-    The closest, not the first: in keyword and hybrid modes the first by score may be
-    farther than another result. No decision with a distance: False (nothing to judge by).
+    """True when the closest decision that carries a distance is past `broad_match_distance`:
+    the service's own rule (a2a.query.matching.is_broad, which sets a result's
+    `broadMatch`), for a list the caller has cut or merged itself. No decision with a
+    distance: False (nothing to judge by).
     """
-    distances = [d.distance for d in decisions if d.distance is not None]
-    return bool(distances) and min(distances) > broad_match_distance
+    return matching.is_broad((d.distance for d in decisions), broad_match_distance)
+
+
+def result_note(result: QueryDecisionsResult) -> str | None:
+    """The line above a queryDecisions result as the service judged it (`cstp query` and
+    the console print the same): its `note` (a category no stored decision has), else
+    `NO_MATCH` when it holds no decision, `BROAD_MATCH` when it is `broadMatch`, else None.
+    """
+    if result.note:
+        return result.note
+    if not result.decisions:
+        return NO_MATCH
+    return BROAD_MATCH if result.broad_match else None
 
 
 def match_note(

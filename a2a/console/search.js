@@ -1,5 +1,6 @@
 // Search: cstp.queryDecisions with the query, every filter, the mode and maxDistance. The
-// result list says when it is a broad match or no match, as `cstp query` does (matching.js).
+// result list says when it is a broad match (the result's `broadMatch`) or no match, as
+// `cstp query` does (matching.js).
 
 import { call } from "./api.js";
 import { openDecision } from "./decision.js";
@@ -36,7 +37,9 @@ function distanceBar(distance, threshold) {
       class: weak ? "distance weak" : "distance",
       "data-closeness": closeness.toFixed(3),
       "data-weak": weak ? "true" : "false",
-      title: `cosine distance, 0 (same) to 2 (opposite); past ${threshold} a match is weak`,
+      title: threshold === null
+        ? "cosine distance, 0 (same) to 2 (opposite)"
+        : `cosine distance, 0 (same) to 2 (opposite); past ${threshold} a match is weak`,
     },
     el("span", { class: "bar", "aria-hidden": "true" }, fillBar),
     el("span", { class: "distance-value" }, label),
@@ -108,7 +111,7 @@ async function search(event) {
     const threshold = config.broadMatchDistance;
     fill(results, ...result.decisions.map((d) => resultItem(d, threshold)));
     // The service's own note (a category no stored decision has) says why better.
-    const note = result.note ? null : matchNote(result.decisions, params.maxDistance, config);
+    const note = result.note ? null : matchNote(result, config);
     showNote("match-note", note?.text, note?.kind);
     showNote("search-note", result.note);
     showNote("stale-note", staleNote(result.stale), result.stale ? "stale" : null);

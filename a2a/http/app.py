@@ -60,7 +60,7 @@ def create_app(
     tokens = load_token_table(settings) if built is None else built.tokens
     open_paths = OPEN_PATHS | {"/metrics"} if settings.metrics_open else OPEN_PATHS
     # The operator console: static files, open without a token (they hold no data).
-    console = load_assets()
+    console = load_assets(settings)
     open_paths = open_paths | frozenset(console) | {PAGE_SLASH}
 
     def refused(scope: Scope) -> None:

@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from a2a.app.console import console_config
+from a2a.settings import Settings
 
 #: Where the page is served; its assets live under `PAGE_PATH + "/"`.
 PAGE_PATH = "/console"
@@ -32,8 +33,8 @@ MEDIA_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
 }
-#: The broad-match threshold and words (a2a.query.matching), served beside the page so the
-#: console judges a result list exactly as `cstp query` does.
+#: The broad-match line and words (a2a.app.console), served beside the page so the console
+#: shows a result list exactly as `cstp query` does.
 MATCHING_PATH = f"{PAGE_PATH}/matching.json"
 
 #: Only the service's own origin, no inline script or style, no framing, no form posts
@@ -65,11 +66,11 @@ class Asset:
     media_type: str
 
 
-def load_assets() -> dict[str, Asset]:
+def load_assets(settings: Settings) -> dict[str, Asset]:
     """The console's files by URL path (`/console`, `/console/main.js`, ...).
 
     `index.html` is served at `/console` itself, and `matching.json` holds
-    a2a.app.console.console_config(). Raises FileNotFoundError when the package
+    a2a.app.console.console_config(settings). Raises FileNotFoundError when the package
     was installed without its console files (package data in pyproject.toml).
     """
     root = resources.files("a2a") / "console"
@@ -82,7 +83,7 @@ def load_assets() -> dict[str, Asset]:
         assets[path] = Asset(body, media_type)
     if PAGE_PATH not in assets:
         raise FileNotFoundError("a2a/console/index.html is missing from the installed package")
-    matching = json.dumps(console_config()).encode()
+    matching = json.dumps(console_config(settings)).encode()
     assets[MATCHING_PATH] = Asset(matching, "application/json")
     return assets
 

@@ -28,7 +28,8 @@ class DecisionSummary(DecisionMetadata):
 
 
 class QueryDecisionsResult(Result):
-    """The result object: decisions, their count, the query as sent, server time, agent id."""
+    """The result object: decisions, their count, the query as sent, server time, agent id;
+    `note` and `broadMatch` only when they say something (a2a.app.steps.with_broad_match)."""
 
     decisions: list[DecisionSummary]
     total: int
@@ -40,6 +41,10 @@ class QueryDecisionsResult(Result):
         description="present only when the answer needs a word of explanation: today, a"
         " filters.category that no stored decision has (categories match exactly); it names"
         " the closest known categories",
+    )
+    broad_match: bool | None = absent_when_none(
+        description="true when no decision returned lies within the embedding model's topical"
+        " distance: the nearest there is, not a match (absent otherwise; CONTRACT.md)",
     )
 
     def with_tenant(self, tenant: str) -> Self:

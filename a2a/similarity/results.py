@@ -44,6 +44,11 @@ class FindSimilarDecisionsResult(Result):
     reason: str | None = absent_when_none(
         description="why no decision can match, e.g. " + repr(NO_STRUCTURE)
     )
+    broad_match: bool | None = absent_when_none(
+        description="true when no decision returned lies within the embedding model's topical"
+        " distance (absent otherwise; CONTRACT.md). Structural matches carry no distance,"
+        " so it is absent from this method's results today",
+    )
 
     def with_tenant(self, tenant: str) -> Self:
         """Each decision naming `tenant` (in place)."""

@@ -61,7 +61,7 @@ def test_page_has_no_inline_script_style_or_event_handlers() -> None:
 
 
 def test_every_asset_the_page_and_its_modules_load_is_served() -> None:
-    assets = load_assets()
+    assets = load_assets(load_settings())
     imports = [
         f"console/{name}"
         for module in CONSOLE.glob("*.js")
