@@ -1,7 +1,7 @@
 """The search view tells a good answer from a weak one, in a real chromium against `cstp serve`.
 
-The broad-match note and the no-match message use the CLI's threshold and words
-(a2a.query.matching, served as /console/matching.json); distance bars are scaled between the
+The broad-match note follows the result's `broadMatch` and the no-match message an empty list,
+with the CLI's words (served as /console/matching.json); distance bars are scaled between the
 threshold and 0; an error leaves no stale results; the token state is truthful; at 375 px the
 results come first; the filters offer the store's own values. Assertions read the DOM and
 compare it with the same JSON-RPC call made directly.
@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a.client.precedents import match_note
+from a2a.client.precedents import result_note
 from a2a.query.matching import BROAD_MATCH, BROAD_MATCH_DISTANCE, NO_MATCH
 from a2a.query.results import QueryDecisionsResult
 from tests.console import test_console_browser as shared
@@ -65,7 +65,9 @@ def test_off_topic_query_shows_the_broad_match_note_the_cli_prints(
     ids = search(page, OFF_TOPIC)
     answer = expected(base_url, OFF_TOPIC)
     assert ids == [d["id"] for d in answer["decisions"]]
-    cli_note = match_note(QueryDecisionsResult.model_validate(answer).decisions)
+    # The service marked it; the page shows the field, as `cstp query` prints it.
+    assert answer["broadMatch"] is True
+    cli_note = result_note(QueryDecisionsResult.model_validate(answer))
     assert cli_note == BROAD_MATCH
     assert page.get_attribute("#match-note", "data-kind") == "broad"
     assert page.inner_text("#match-note") == cli_note
