@@ -17,6 +17,7 @@ from a2a.embeddings import Embedder
 from a2a.settings import Settings, load_settings
 from a2a.store.chroma import ChromaDecisionStore
 from tests.conftest import SAMPLE, app_client, index_records, rpc_call, served_app
+from tests.servers import cstp_server
 
 TOKENS = "alice:alice-token-1"
 ALICE = {"authorization": "Bearer alice-token-1"}
@@ -258,3 +259,43 @@ async def test_a_saturated_pool_makes_ready_503_saturated_and_metrics_keep_their
     assert before[("cstp_decisions", "")] == during[("cstp_decisions", "")] == len(SAMPLE)
     assert during[("cstp_store_up", "")] == 1
     assert ("cstp_store_errors_total", "kind=timeout") not in during
+
+
+@pytest.mark.slow
+def test_a_real_server_with_metrics_closed_counts_every_tenant_for_admin_only(
+    tmp_path: Path,
+) -> None:
+    # Issue 44, item 7, over a real `cstp serve`: a reader refused for tenant default, and a
+    # writer of two tenants, both get 403; the admin token reads one figure for all tenants.
+    tokens = (
+        "root:root-token-1:admin:*,writer:writer-token-1:read+write:acme|globex,"
+        "reader:reader-token-1:read:acme"
+    )
+    env = {
+        "CSTP_DATA_DIR": str(tmp_path / "data"),
+        "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+        "CSTP_AUTH_TOKENS": tokens,
+        "CSTP_METRICS_OPEN": "false",
+    }
+    with cstp_server(env) as url:
+        writer = {"authorization": "Bearer writer-token-1"}
+        for tenant, n in (("acme", 2), ("globex", 3)):
+            for i in range(n):
+                params = {"decision": {"title": f"Decision {i} of {tenant}"}, "tenant": tenant}
+                body = httpx.post(
+                    f"{url}/cstp", json=rpc_call("cstp.recordDecision", params), headers=writer
+                ).json()
+                assert body["result"]["created"] is True, body
+        assert httpx.get(f"{url}/metrics").status_code == 401
+        for token in ("reader-token-1", "writer-token-1"):
+            refused = httpx.get(f"{url}/metrics", headers={"authorization": f"Bearer {token}"})
+            assert (refused.status_code, refused.json()["error"]["code"]) == (403, -32004)
+        scraped = httpx.get(f"{url}/metrics", headers={"authorization": "Bearer root-token-1"})
+    assert scraped.status_code == 200
+    samples = [
+        s
+        for family in text_string_to_metric_families(scraped.text)
+        for s in family.samples
+        if s.name == "cstp_decisions"
+    ]
+    assert [(s.labels, s.value) for s in samples] == [({}, 5)]

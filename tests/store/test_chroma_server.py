@@ -112,6 +112,12 @@ def test_indexing_and_counting_through_the_server(
     assert (summary.new, store.count()) == (len(SAMPLE), len(SAMPLE))
     again = index_records(open_store(settings), embedder, SAMPLE)
     assert (again.new, again.updated, again.unchanged) == (0, 0, len(SAMPLE))
+    # Every tenant's collection together (cstp_decisions on /metrics), others left out.
+    acme = open_store(settings, "t.acme.decisions")
+    index_records(acme, embedder, SAMPLE[:2])
+    index_records(open_store(settings, "unrelated"), embedder, SAMPLE[:1])
+    every = store.count_collections(lambda name: name in ("decisions", "t.acme.decisions"))
+    assert every == len(SAMPLE) + 2
 
 
 @pytest.mark.slow
