@@ -44,7 +44,7 @@ class QueryDecisionsResult(Result):
     )
     broad_match: bool | None = absent_when_none(
         description="true when no decision returned lies within the embedding model's topical"
-        " distance: the nearest there is, not a match (absent otherwise; CONTRACT.md)",
+        " distance: the nearest there is, not a match; absent otherwise",
     )
 
     def with_tenant(self, tenant: str) -> Self:

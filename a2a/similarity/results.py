@@ -46,7 +46,7 @@ class FindSimilarDecisionsResult(Result):
     )
     broad_match: bool | None = absent_when_none(
         description="true when no decision returned lies within the embedding model's topical"
-        " distance (absent otherwise; CONTRACT.md). Structural matches carry no distance,"
+        " distance; absent otherwise. Structural matches carry no distance,"
         " so it is absent from this method's results today",
     )
 
