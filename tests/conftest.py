@@ -33,6 +33,14 @@ ADR_CORPUS = SHARED / "data" / "adr"
 DEV_QUERIES = SHARED / "data" / "queries-dev.jsonl"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with end-to-end tests (marked `slow`) run first. `make test` hands whole files
+    to two workers in collection order; a long file collected last kept one worker busy
+    while the other sat idle at the end of the run. Within a file the order is unchanged."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 #: The decisions in the ADR corpus: one per file, except SOURCES.md (the corpus' list of
 #: repositories), which is not a decision and is skipped.
 ADR_RECORDS = 409

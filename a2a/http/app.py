@@ -20,7 +20,7 @@ from a2a.auth.tokens import load_token_table
 from a2a.http import routes
 from a2a.http.console import PAGE_SLASH, console_routes, load_assets
 from a2a.http.identify import OPEN_PATHS, Identify
-from a2a.http.mcp import McpEndpoint, mcp_server, running, session_manager
+from a2a.http.mcp import McpDoor, McpEndpoint
 from a2a.observability.calls import CallLog
 from a2a.observability.logs import configure_logging
 from a2a.observability.metrics import Metrics
@@ -97,18 +97,20 @@ def create_app(
                 state = open_service(settings, metrics, calls, extra_methods)
             app.state.cstp = state
             app.state.cards = {}
-            app.state.mcp = mcp = session_manager(
-                mcp_server(state.pipeline, calls, "cstp", __version__), settings.max_body_bytes
+            app.state.mcp = mcp = McpDoor(
+                state.pipeline, calls, __version__, settings.max_body_bytes
             )
             # The search index answers every read; it loads in the background while /ready
             # says "warming" and queries wait for it. A small store is ready before serving.
             state.index.start()
             await state.index.settle(LOAD_WAIT_SECONDS)
             _log_access_mode(len(tokens), sorted(tokens.agents))
-            # The SDK's session manager must run inside this lifespan (it owns the task
-            # group of each MCP call).
-            async with running(mcp):
+            # The SDK's session manager starts with the first /mcp request and runs until
+            # this lifespan ends (it owns the task group of each MCP call).
+            try:
                 yield
+            finally:
+                await mcp.aclose()
         finally:
             if state is not None:
                 await state.stop()

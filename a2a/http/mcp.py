@@ -22,11 +22,8 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp.server import Server, ServerRequestContext
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
@@ -39,6 +36,11 @@ from a2a.rpc import protocol
 from a2a.rpc.methods import Method
 from a2a.rpc.pipeline import Outcome, Pipeline
 
+if TYPE_CHECKING:  # the MCP SDK loads with the first /mcp request (McpDoor), not at start
+    import mcp_types as types
+    from mcp.server import Server, ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
 #: Scope key of the outcomes of an /mcp request, for its rate-limit headers.
 OUTCOMES_KEY = "cstp.outcomes"
 #: Methods not offered as tools: `rpc.*` is JSON-RPC's own discovery; MCP has tools/list.
@@ -47,6 +49,8 @@ RESERVED_PREFIX = "rpc."
 
 def tool_for(method: Method) -> types.Tool:
     """The MCP Tool describing `method`: name, description (with its scope), schemas."""
+    import mcp_types as types
+
     return types.Tool(
         name=method.name,
         description=f"{method.summary} (token scope: {method.scope})",
@@ -71,6 +75,8 @@ def tool_result(outcome: Outcome) -> types.CallToolResult:
 
 
 def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
+    import mcp_types as types
+
     text = types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))
     return types.CallToolResult(content=[text], structured_content=payload, is_error=is_error)
 
@@ -78,6 +84,9 @@ def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
 def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> Server[Any]:
     """A low-level MCP server answering tools/list from the method table and tools/call
     through `pipeline`, each call's outcome recorded in `calls`."""
+    import mcp_types as types
+    from mcp.server import Server
+
     pipeline = pipeline.serving(tools_of(pipeline.methods))
     tools = [tool_for(m) for m in pipeline.methods.values()]
 
@@ -110,6 +119,8 @@ def mcp_server(pipeline: Pipeline, calls: CallLog, name: str, version: str) -> S
 
 def session_manager(server: Server[Any], max_body_bytes: int) -> StreamableHTTPSessionManager:
     """Stateless, JSON-response streamable HTTP for `server`; run it in the app's lifespan."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
     return StreamableHTTPSessionManager(
         app=server, json_response=True, stateless=True, max_request_body_size=max_body_bytes
     )
@@ -143,6 +154,39 @@ async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
         await task
 
 
+class McpDoor:
+    """The MCP SDK's session manager of one app, built and started on the first /mcp
+    request rather than at start: the SDK is ~0.26 s of CPU to import, which every
+    `cstp serve` that is never asked over MCP would pay. Closed by the app's lifespan."""
+
+    def __init__(self, pipeline: Pipeline, calls: CallLog, version: str, max_body: int) -> None:
+        self._pipeline, self._calls, self._version, self._max_body = (
+            pipeline,
+            calls,
+            version,
+            max_body,
+        )
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._lock = asyncio.Lock()
+        self._running = contextlib.AsyncExitStack()
+
+    async def manager(self) -> StreamableHTTPSessionManager:
+        """The running session manager; raises what the manager raises when it cannot
+        start (the request then fails as any unexpected error does)."""
+        if self._manager is None:
+            async with self._lock:
+                if self._manager is None:
+                    server = mcp_server(self._pipeline, self._calls, "cstp", self._version)
+                    manager = session_manager(server, self._max_body)
+                    await self._running.enter_async_context(running(manager))
+                    self._manager = manager
+        return self._manager
+
+    async def aclose(self) -> None:
+        """Stop the session manager, if a request started it."""
+        await self._running.aclose()
+
+
 class McpEndpoint:
     """ASGI endpoint for /mcp: body and envelope checks, then the session manager in the
     app's state (built by the lifespan, hence this forwarder)."""
@@ -154,9 +198,9 @@ class McpEndpoint:
             response = Response(status_code=405, headers={"Allow": "POST, DELETE"})
             await response(scope, receive, send)
             return
-        # The Service (a2a.app.service) and the session manager, set by the lifespan.
+        # The Service (a2a.app.service) and the MCP door, set by the lifespan.
         state: Any = scope["app"].state.cstp
-        manager: StreamableHTTPSessionManager = scope["app"].state.mcp
+        manager = await scope["app"].state.mcp.manager()
         if scope.get("method") != "POST":
             await manager.handle_request(scope, receive, send)
             return
