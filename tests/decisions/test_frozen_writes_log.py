@@ -18,6 +18,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from tests.decisions.wire import FAST_MODEL, TOKENS, call
 from tests.servers import chroma_server, free_port, freeze, output_of, start_cstp, stop
 
@@ -35,6 +37,10 @@ def _collect():
 
 threading.Thread(target=_collect, name="test-gc", daemon=True).start()
 """
+
+
+#: Real `cstp serve` and Chroma processes (end-to-end).
+pytestmark = pytest.mark.slow
 
 
 def test_writes_timing_out_in_a_freeze_log_no_unretrieved_future(tmp_path: Path) -> None:

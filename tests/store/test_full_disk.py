@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.decisions.wire import FAST_MODEL, TOKENS, WRITER_TOKEN, call
 from tests.mounts import small_tmpfs
@@ -26,6 +27,10 @@ MIB = 1024 * 1024
 #: Records stored before the disk fills: past Chroma's first compactions of its log.
 BEFORE = 1_500
 _IDS = itertools.count()
+
+
+#: Real `cstp serve` and Chroma processes (end-to-end).
+pytestmark = pytest.mark.slow
 
 
 def _env(data: Path, **extra: str) -> dict[str, str]:
