@@ -4,7 +4,8 @@ stale mark). The wire itself is made once, by a2a.rpc (`protocol.to_wire`)."""
 
 from __future__ import annotations
 
-from typing import Any, Self
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -50,4 +51,23 @@ class Result(WireModel):
     def with_stale(self, since: str) -> Self:
         """This result marked stale since `since` (RFC 3339 UTC)."""
         self.stale = Stale(since=since)
+        return self
+
+
+class Stampable(Protocol):
+    """A decision in a result, which the tenant stamp names its tenant on."""
+
+    def with_tenant(self, tenant: str) -> Any: ...
+
+
+class DecisionsResult(Result):
+    """A result that carries `decisions` (queryDecisions, findSimilarDecisions,
+    listDecisions): the tenant stamp names the tenant on each of them, in place."""
+
+    if TYPE_CHECKING:  # each result declares its own list of decisions
+        decisions: Sequence[Stampable]
+
+    def with_tenant(self, tenant: str) -> Self:
+        for decision in self.decisions:
+            decision.with_tenant(tenant)
         return self

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any
 
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -11,7 +11,7 @@ from pydantic.dataclasses import dataclass
 from a2a.records import DecisionRecord
 from a2a.records.dates import date_text, format_date
 from a2a.records.summary import DecisionMetadata, summary_fields
-from a2a.results import Result, WireModel
+from a2a.results import DecisionsResult, Result, WireModel
 
 
 class RecordDecisionResult(WireModel):
@@ -105,17 +105,11 @@ class DeleteDecisionResult(WireModel):
     deleted: bool
 
 
-class ListDecisionsResult(Result):
+class ListDecisionsResult(DecisionsResult):
     """One page of summaries (no distance) in date order, and the cursor of the next page."""
 
     decisions: list[DecisionMetadata]
     next_cursor: str | None
-
-    def with_tenant(self, tenant: str) -> Self:
-        """Each decision naming `tenant` (in place)."""
-        for decision in self.decisions:
-            decision.tenant = tenant
-        return self
 
 
 class BinResult(WireModel):

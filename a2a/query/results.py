@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 from pydantic import Field
 
 from a2a.records.summary import SUMMARY_FIELDS, DecisionMetadata
-from a2a.results import Result, absent_when_none
+from a2a.results import DecisionsResult, absent_when_none
 
 
 class DecisionSummary(DecisionMetadata):
@@ -27,7 +27,7 @@ class DecisionSummary(DecisionMetadata):
     explain: dict[str, Any] | None = absent_when_none()
 
 
-class QueryDecisionsResult(Result):
+class QueryDecisionsResult(DecisionsResult):
     """The result object: decisions, their count, the query as sent, server time, agent id;
     `note` and `broadMatch` only when they say something (a2a.app.steps.with_broad_match)."""
 
@@ -46,12 +46,6 @@ class QueryDecisionsResult(Result):
         description="true when no decision returned lies within the embedding model's topical"
         " distance: the nearest there is, not a match; absent otherwise",
     )
-
-    def with_tenant(self, tenant: str) -> Self:
-        """Each decision naming `tenant` (in place)."""
-        for decision in self.decisions:
-            decision.tenant = tenant
-        return self
 
 
 #: The fields of what `SearchIndex.shown` gives of a hit: its id, then SUMMARY_FIELDS.

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from pydantic import Field
 
 from a2a.records.summary import DecisionMetadata
-from a2a.results import Result, absent_when_none
+from a2a.results import DecisionsResult, absent_when_none
 from a2a.similarity.scoring import Profile, ScoreComponents
 
 #: Why a probe matches nothing at all: similarity compares only these fields (seed 000), so a
@@ -30,7 +28,7 @@ class SimilarDecision(DecisionMetadata):
     score_components: ScoreComponents
 
 
-class FindSimilarDecisionsResult(Result):
+class FindSimilarDecisionsResult(DecisionsResult):
     """The result object: decisions (score descending, ties by id), count, time, agent id.
 
     `reason` is there only when the list is empty for a cause the caller can act on
@@ -49,12 +47,6 @@ class FindSimilarDecisionsResult(Result):
         " distance; absent otherwise. Structural matches carry no distance,"
         " so it is absent from this method's results today",
     )
-
-    def with_tenant(self, tenant: str) -> Self:
-        """Each decision naming `tenant` (in place)."""
-        for decision in self.decisions:
-            decision.tenant = tenant
-        return self
 
 
 def no_match_reason(probe: Profile) -> str | None:
