@@ -11,6 +11,7 @@
     ├── RateLimited             -32002  the agent is over a limit; retry after N s
     ├── StoreUnavailable        -32003  Chroma did not answer (down, timeout, server error)
     │   └── DiskFull                    a write refused: the embedded store's disk is full
+    ├── PeerUnavailable         -32003  a peer service did not answer (getDecision's `peer`)
     ├── Forbidden               -32004
     │   ├── MissingScope                the token lacks the method's scope
     │   └── TenantNotGranted            the token does not grant the tenant named
@@ -29,6 +30,9 @@
     ├── SnapshotRefused         an index snapshot not to load (the index is rebuilt)
     ├── FileParseError          a decision file `cstp index` cannot read
     └── PruneRefused            `cstp index --prune` removed nothing, and why
+
+    PeerFailure                 a peer service's call failed (a2a.federation): a `failed` peer
+                                in a federated answer, or PeerUnavailable for getDecision
 
 A CallError carries its JSON-RPC error object (`code`, `message`, `data`; CONTRACT.md
 section Errors) so that `a2a.rpc.errors.to_error_object` maps by the tree. A ServiceFault
@@ -181,6 +185,23 @@ class DiskFull(StoreUnavailable):
     reason = "disk full"
 
 
+class PeerUnavailable(CallError):
+    """A peer service named by the call (cstp.getDecision's `peer`) did not answer, or
+    answered what cannot be used (CSTP -32003, `data: {"peer": name}`; CONTRACT.md,
+    Federation). Not StoreUnavailable: this service's own store is fine."""
+
+    code = -32003
+    message = "peer unavailable"
+
+    def __init__(self, peer: str, reason: str) -> None:
+        super().__init__(f"peer {peer}: {reason}")
+        self.peer = peer
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"peer": self.peer}
+
+
 class Forbidden(CallError):
     """The caller's token does not allow the call (CSTP -32004); the subclass says why."""
 
@@ -315,3 +336,16 @@ class FileParseError(ServiceFault):
 class PruneRefused(ServiceFault):
     """Nothing pruned, and why: a path given to prune could not be read (pruning would
     remove everything under it), or the links to lock kept changing."""
+
+
+class PeerFailure(Exception):
+    """A peer's call failed (a2a.federation.client): `code` (the peer's own JSON-RPC error
+    code when it answered one, else -32003) and `message`, ours and safe to show: never the
+    peer's text, a token or a URL. `data` is the peer's error data when it answered an
+    error (unvalidated: whoever reads it checks it)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data

@@ -300,6 +300,10 @@ class Settings(BaseSettings):
     # same one. None: a random key per process (a cursor then works on its issuer only).
     # Blank is unset (a per-process key): an empty key would sign cursors anyone can forge.
     cursor_secret: Annotated[SecretStr | None, BeforeValidator(_blank_is_none)] = None
+    # Federation (docs/federation.md; CONTRACT.md, Federation): the TOML file naming the
+    # peer services (None: no peers), and how long each peer may take to answer a call.
+    peers_file: TokenFile = None
+    peer_timeout_seconds: float = Field(default=2.0, gt=0, le=60, allow_inf_nan=False)
 
     @field_validator("embedding_model")
     @classmethod

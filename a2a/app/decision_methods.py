@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from a2a.app.federated import Federation
 from a2a.decisions import params as p
 from a2a.decisions import results as r
 from a2a.decisions.service import DecisionService
@@ -38,12 +39,16 @@ _UPDATE = {
 }
 
 
-def decision_methods(service: DecisionService) -> dict[str, Method]:
+def decision_methods(
+    service: DecisionService, federation: Federation | None = None
+) -> dict[str, Method]:
     """name -> Method for recordDecision, reviewDecision, updateDecision, deleteDecision
     (scope write; admin to delete another agent's decision), getDecision, listDecisions,
     getCalibration, getStats and checkDrift (scope read). Each answers the store's errors
     (a2a.rpc.methods.STORE_ERRORS), and -32004 for a scope or tenant the token lacks.
+    getDecision with `peer` reads that peer's record (`federation`; None: no peers).
     """
+    federation = federation or Federation.alone()
 
     writes = partial(method, scope="write")
 
@@ -75,14 +80,23 @@ def decision_methods(service: DecisionService) -> dict[str, Method]:
         """
         return await service.review_decision(params)
 
-    @method("cstp.getDecision", p.GetDecisionParams, r.DecisionResult, examples=({"id": _ID},))
+    @method(
+        "cstp.getDecision",
+        p.GetDecisionParams,
+        r.DecisionResult,
+        examples=({"id": _ID},),
+        weight=federation.record_weight,
+    )
     async def get(params: p.GetDecisionParams, ctx: CallContext) -> r.DecisionResult:
-        """Read one whole decision by `id`.
+        """Read one whole decision by `id`; with `peer`, a decision a peer service
+        returned in a federated search (its `peer` field).
 
         Use it after a search, to read what was decided and why. Returns the full record:
         context, decision, reasons, tags, confidence, stakes, status, outcome and lessons,
         links to other decisions and the history of changes.
         """
+        if params.peer is not None:
+            return await federation.get_decision(params, ctx)
         return await service.get_decision(params)
 
     list_example = {"filters": {"category": "architecture"}, "order": "dateDesc", "limit": 20}

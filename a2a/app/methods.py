@@ -4,10 +4,9 @@ Handlers return typed results (a2a.results); a2a.rpc makes the wire of them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from a2a import __version__
 from a2a.app.decision_methods import decision_methods
+from a2a.app.federated import Federation
 from a2a.app.sources import AnswerSource
 from a2a.app.steps import with_broad_match
 from a2a.decisions.service import DecisionService
@@ -16,16 +15,10 @@ from a2a.docs.service import DocsSearchService
 from a2a.query.params import QueryDecisionsParams
 from a2a.query.results import QueryDecisionsResult
 from a2a.rpc import protocol
-from a2a.rpc.methods import CallContext, Method, method, table
+from a2a.rpc.methods import CallContext, Method, NoParams, method, table
 from a2a.rpc.openrpc import OPENRPC_RESULT_SCHEMA, openrpc_document
 from a2a.similarity.params import FindSimilarDecisionsParams
 from a2a.similarity.results import FindSimilarDecisionsResult
-
-
-class NoParams(BaseModel):
-    """A method that takes no params."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def build_methods(
@@ -33,33 +26,42 @@ def build_methods(
     docs: DocsSearchService | None = None,
     decisions: DecisionService | None = None,
     broad_match_line: float | None = None,
+    federation: Federation | None = None,
 ) -> dict[str, Method]:
     """name -> Method for every method the services answer, `rpc.discover` included.
 
     queryDecisions and findSimilarDecisions are answered by `source`, marked `broadMatch`
     past `broad_match_line` (answer_methods); cstp.searchDocs is
     served only when `docs` is given, the decision methods (record, review, get, list,
-    calibration...) only when `decisions` is. A method added to the returned table before
+    calibration...) only when `decisions` is; `federation`: the service's peers (None:
+    none, a call naming some gets -32602). A method added to the returned table before
     the first call (name, params model, handler, scope, summary, result schema, examples)
     is served on /cstp and /mcp, listed by rpc.discover and the agent card, counted in the
     metrics and logged.
     """
-    methods = answer_methods(source, broad_match_line)
+    federation = federation or Federation.alone()
+    methods = answer_methods(source, broad_match_line, federation)
     if docs is not None:
         methods["cstp.searchDocs"] = search_docs_method(docs)
     if decisions is not None:
-        methods.update(decision_methods(decisions))
+        methods.update(decision_methods(decisions, federation))
     methods["rpc.discover"] = discover_method(methods)
     return methods
 
 
 def answer_methods(
-    source: AnswerSource, broad_match_line: float | None = None
+    source: AnswerSource,
+    broad_match_line: float | None = None,
+    federation: Federation | None = None,
 ) -> dict[str, Method]:
     """cstp.queryDecisions and cstp.findSimilarDecisions, answered by `source` (one tenant,
-    every granted tenant, ...: a2a.app.sources), each result marked `broadMatch` when none
-    of its decisions lies within `broad_match_line` (a2a.app.steps.with_broad_match; None:
-    the model has no line)."""
+    every granted tenant, ...: a2a.app.sources) and the peers a call names in `peers`
+    (`federation`, a2a.app.federated; None: no peers), each result marked `broadMatch`
+    when none of its decisions lies within `broad_match_line` (a2a.app.steps.
+    with_broad_match; None: the model has no line). A call asking N peers counts 1 + N
+    against the rate limits."""
+    federation = federation or Federation.alone()
+    source = federation.around(source)
 
     @method(
         "cstp.queryDecisions",
@@ -71,6 +73,7 @@ def answer_methods(
         ),
         tenancy="many",
         stale=True,
+        weight=federation.weight,
     )
     async def query_decisions(
         params: QueryDecisionsParams, ctx: CallContext
@@ -99,6 +102,7 @@ def answer_methods(
         ),
         tenancy="many",
         stale=True,
+        weight=federation.weight,
     )
     async def find_similar_decisions(
         params: FindSimilarDecisionsParams, ctx: CallContext

@@ -23,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from a2a.app.federated import Federation
 from a2a.app.methods import answer_methods
 from a2a.app.steps import with_stale_step
 from a2a.app.tenants import Tenants, TenantStack
@@ -65,12 +66,14 @@ def org_methods(
     agent_id: str,
     metrics: OrgSearchCounter | None = None,
     broad_match_line: float | None = None,
+    federation: Federation | None = None,
 ) -> dict[str, Method]:
     """The `tenant: "*"` form of each org-level method `base` serves (same params model,
-    schema and errors; answered by an OrgSource), with the stale mark and the broad-match
-    mark over the merged list (`broad_match_line`, a2a.app.methods.answer_methods)."""
+    schema and errors; answered by an OrgSource, with the peers a call names:
+    `federation`), with the stale mark and the broad-match mark over the merged list
+    (`broad_match_line`, a2a.app.methods.answer_methods)."""
     source = OrgSource(tenants, agent_id, metrics)
-    served = answer_methods(source, broad_match_line)
+    served = answer_methods(source, broad_match_line, federation)
     if "cstp.getCalibration" in base:
         calibration = base["cstp.getCalibration"]
         served[calibration.name] = dataclasses.replace(calibration, handler=source.calibration)

@@ -11,6 +11,7 @@ from a2a.app.decisions import writer_locks
 from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import Embedder, load_embedder
 from a2a.errors import StoreUnavailable
+from a2a.results import EmbeddingModel
 from a2a.settings import Settings
 from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.store.lock import EmbeddedStoreLock
@@ -65,6 +66,16 @@ class Runtime:
         finally:
             if locks is not None:
                 locks.close()
+
+    @property
+    def embedding_model(self) -> EmbeddingModel | None:
+        """The model's identity as the agent card names it and peers compare it (CONTRACT.md,
+        Federation): the name its collection records and its dimensions (None: a model
+        that does not say its dimension)."""
+        dimension = getattr(self.embedder, "dimension", None)
+        if not isinstance(dimension, int):
+            return None
+        return EmbeddingModel(name=self.embedder.name, dimensions=dimension)
 
     def close(self) -> None:
         """Drop the Chroma client and release the lock."""

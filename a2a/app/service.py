@@ -9,9 +9,10 @@ through this package. The doors hold the Service and never a service, store or i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from a2a.app.decisions import with_cursor_secret
+from a2a.app.federated import Federation, list_peers_method
 from a2a.app.methods import discover_method, search_docs_method
 from a2a.app.org import org_methods
 from a2a.app.runtime import Runtime
@@ -24,6 +25,8 @@ from a2a.decisions.replica_locks import SharedRedis, replica_redis
 from a2a.docs.service import docs_service
 from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.errors import CatalogError, StartupError
+from a2a.federation.config import load_peers
+from a2a.federation.peers import Peers
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
 from a2a.observability.calls import CallLog
@@ -60,6 +63,8 @@ class Service:
     batcher: DynamicBatcher | None = None
     #: The Redis the replicas share their decision locks in (None: no shared Redis).
     shared_redis: SharedRedis | None = None
+    #: The peer services calls may ask (CONTRACT.md, Federation; none by default).
+    federation: Federation = field(default_factory=Federation.alone)
 
     async def count_decisions(self) -> int:
         """Decisions in every tenant's collection together (`cstp_decisions` on /metrics:
@@ -82,8 +87,10 @@ class Service:
         return bool(self.tokens)
 
     async def stop(self) -> None:
-        """Stop the tenants' background work, close the shared Redis client, then `close`."""
+        """Stop the tenants' background work, close the shared Redis client and the peers'
+        HTTP client, then `close`."""
         await self.tenants.stop()
+        await self.federation.peers.aclose()
         if self.shared_redis is not None:
             await self.shared_redis.aclose()
         self.close()
@@ -111,7 +118,7 @@ def build_service(
     they are served on both doors, described by rpc.discover and the card, counted, logged.
 
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
-    CSTP_DOCS_CATALOG malformed.
+    CSTP_DOCS_CATALOG malformed, CSTP_PEERS_FILE unusable (naming the peer and field).
     """
     settings = with_cursor_secret(settings)
     lanes = Lanes(
@@ -134,16 +141,22 @@ def build_service(
 
     shared_redis = replica_redis(settings.rate_limit_storage)
 
+    federation = Federation(
+        Peers(load_peers(settings.peers_file), settings.peer_timeout_seconds, metrics=metrics),
+        runtime.embedding_model,
+        settings.default_retrieval_mode,
+    )
+
     def build(tenant: str) -> TenantStack:
         if tenant == DEFAULT_TENANT:
-            return tenant_stack(
-                tenant, settings, runtime, runtime.store, store, batcher, shared_redis, lanes
+            chroma, face = runtime.store, store
+        else:
+            chroma = open_store(
+                settings, collection_of(settings.collection, tenant), runtime.store.revisions
             )
-        chroma = open_store(
-            settings, collection_of(settings.collection, tenant), runtime.store.revisions
-        )
+            face = store.sharing(chroma)
         return tenant_stack(
-            tenant, settings, runtime, chroma, store.sharing(chroma), batcher, shared_redis, lanes
+            tenant, settings, runtime, chroma, face, batcher, shared_redis, lanes, federation
         )
 
     async def existing() -> dict[str, str | None]:
@@ -171,6 +184,7 @@ def build_service(
     # params, scopes and schemas as the default tenant's.
     methods.update(default.methods)
     methods["cstp.listTenants"] = with_stale_step(list_tenants_method(tenants))
+    methods["cstp.listPeers"] = list_peers_method(federation)
     methods["rpc.discover"] = discover_method(methods)
     index = default.index
     methods.update((method.name, method) for method in extra_methods)
@@ -180,7 +194,7 @@ def build_service(
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
-    tenants.org = org_methods(tenants, methods, settings.agent_id, metrics, line)
+    tenants.org = org_methods(tenants, methods, settings.agent_id, metrics, line, federation)
     pipeline = Pipeline(methods, rate_limits, tenants)
     return Service(
         settings=settings,
@@ -202,6 +216,7 @@ def build_service(
         tenants=tenants,
         batcher=batcher,
         shared_redis=shared_redis,
+        federation=federation,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from a2a.app.decisions import decision_service
+from a2a.app.federated import Federation
 from a2a.app.methods import build_methods
 from a2a.app.runtime import Runtime
 from a2a.app.sources import TenantSource
@@ -30,10 +31,12 @@ def tenant_stack(
     batcher: DynamicBatcher | None,
     shared_redis: SharedRedis | None,
     lanes: Lanes,
+    federation: Federation | None = None,
 ) -> TenantStack:
     """The parts of one tenant on its collection `chroma` (`store`: its async face): search
     index (not yet loading), services and method table (queryDecisions,
-    findSimilarDecisions and the decision methods)."""
+    findSimilarDecisions and the decision methods; with the service's peers,
+    `federation`)."""
     workers = store.workers
     dimension = getattr(runtime.embedder, "dimension", None)
     index = live_index(settings, chroma, dimension, tenant, lanes.background)
@@ -54,7 +57,7 @@ def tenant_stack(
         settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
     )
     line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
-    methods = build_methods(TenantSource(query, similar), None, decisions, line)
+    methods = build_methods(TenantSource(query, similar), None, decisions, line, federation)
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against
     return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
 

@@ -38,7 +38,14 @@ def with_broad_match(result: R, line: float | None) -> R:
     """`result` with `broadMatch: true` when no decision in it lies within `line` (the
     model's topical distance, a2a.query.matching.broad_match_line; None: no line), by the
     one rule `is_broad`; left absent otherwise (CONTRACT.md). Applied once to what a
-    source answers, one tenant's or every granted tenant's merged (a2a.app.methods)."""
-    if is_broad((d.distance for d in result.decisions), line):
+    source answers, one tenant's or every granted tenant's merged (a2a.app.methods). In a
+    list merged by rank, only this service's own distances count: a peer's may come from
+    another model, whose line is not ours."""
+    own = (
+        d.distance
+        for d in result.decisions
+        if result.merge != "rank" or not isinstance(d.peer, str)
+    )
+    if is_broad(own, line):
         result.broad_match = True
     return result

@@ -24,7 +24,6 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from a2a.app.listing import Markers, TenantListing
-from a2a.app.methods import NoParams
 from a2a.app.sources import TenantSource
 from a2a.app.steps import with_stale_step
 from a2a.app.union_graphs import UnionGraphs
@@ -35,7 +34,7 @@ from a2a.index.staleness import chroma_known_down, mark_chroma_down, may_answer_
 from a2a.index.sync import LiveIndex
 from a2a.query.service import QueryService
 from a2a.results import Result
-from a2a.rpc.methods import CallContext, Handler, Method, method
+from a2a.rpc.methods import CallContext, Handler, Method, NoParams, method
 from a2a.similarity.service import SimilarityService
 from a2a.store.async_store import AsyncStore
 from a2a.tenants.grants import Grant

@@ -125,9 +125,11 @@ class ReviewDecisionParams(WireModel):
 
 
 class GetDecisionParams(WireModel):
-    """Params of cstp.getDecision: `{"id"}`."""
+    """Params of cstp.getDecision: `{"id"}`, and `peer` to read a peer service's record
+    (CONTRACT.md, Federation; a2a.app.federated)."""
 
     id: DecisionId
+    peer: Annotated[StrictStr, Field(min_length=1, max_length=63)] | None = None
 
 
 class ListDecisionsParams(WireModel):

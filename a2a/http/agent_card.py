@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from a2a import __version__
+from a2a.results import EMBEDDING_MODEL_EXTENSION, EmbeddingModel
 from a2a.rpc.methods import Method
 
 Shape = Literal["1.0", "0.3"]
@@ -28,11 +29,31 @@ _BEARER_DESCRIPTION = "Authorization: Bearer <token>; the token names the agent 
 
 
 def card_bytes(
-    shape: Shape, base_url: str, agent_id: str, methods: Mapping[str, Method], auth_on: bool
+    shape: Shape,
+    base_url: str,
+    agent_id: str,
+    methods: Mapping[str, Method],
+    auth_on: bool,
+    model: EmbeddingModel | None = None,
 ) -> bytes:
-    """The card of `shape` as UTF-8 JSON."""
+    """The card of `shape` as UTF-8 JSON, naming the embedding `model` when given."""
     build = agent_card if shape == "1.0" else agent_card_v03
-    return json.dumps(build(base_url, agent_id, methods, auth_on), ensure_ascii=False).encode()
+    card = build(base_url, agent_id, methods, auth_on)
+    if model is not None:
+        card["capabilities"]["extensions"] = [model_extension(model)]
+    return json.dumps(card, ensure_ascii=False).encode()
+
+
+def model_extension(model: EmbeddingModel) -> dict[str, Any]:
+    """The card's extension naming the service's embedding model (CONTRACT.md, Federation:
+    `capabilities.extensions`, uri EMBEDDING_MODEL_EXTENSION, params name and dimensions),
+    which peers compare to merge by distance."""
+    return {
+        "uri": EMBEDDING_MODEL_EXTENSION,
+        "description": "The embedding model this service's cosine distances come from.",
+        "required": False,
+        "params": model.model_dump(),
+    }
 
 
 def agent_card(

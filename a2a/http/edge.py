@@ -27,9 +27,11 @@ Door = Literal["cstp", "mcp"]
 
 
 def call_context(scope: Scope) -> CallContext:
-    """Who is calling (a2a.http.identify.Identify found it) and the request id."""
+    """Who is calling (a2a.http.identify.Identify found it), the request id, and whether
+    a peer service sent the call (`CSTP-Federated: 1`; CONTRACT.md, Federation)."""
     caller = caller_of(scope)
-    return CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants)
+    federated = (b"cstp-federated", b"1") in scope.get("headers", ())
+    return CallContext(caller.agent, request_id_of(scope), caller.scopes, caller.tenants, federated)
 
 
 def record(

@@ -115,7 +115,12 @@ async def card(request: Request) -> Response:
     cards: dict[tuple[str, str], bytes] = request.app.state.cards
     if key not in cards:
         cards[key] = card_bytes(
-            shape, base_url, state.settings.agent_id, state.methods, state.auth_on
+            shape,
+            base_url,
+            state.settings.agent_id,
+            state.methods,
+            state.auth_on,
+            state.runtime.embedding_model,
         )
     return Response(cards[key], media_type="application/json")
 

@@ -103,8 +103,9 @@ class RateLimits:
     def _strategy(self) -> RateLimiter:
         return self._fallback if self._outage.down else self._shared
 
-    async def admit(self, method: str, ctx: CallContext) -> list[Quota]:
-        """Count one call of `method` by `ctx.agent`; the Quota of each limit counted.
+    async def admit(self, method: str, ctx: CallContext, cost: int = 1) -> list[Quota]:
+        """Count one call of `method` by `ctx.agent`, as `cost` calls (a call asking N
+        peers costs 1 + N); the Quota of each limit counted.
 
         The overall limit is counted first, then the method's own (none for a method that is
         not served); a call turned away by a limit is not counted in that limit's window.
@@ -115,14 +116,16 @@ class RateLimits:
         checks = self._policy.checks(method)
         if not checks:
             return []
-        quotas = await self._count(ctx.agent, checks)
+        quotas = await self._count(ctx.agent, checks, cost)
         refused = [quota for quota in quotas if quota.refused]
         if refused:
             retry_after = refused[0].retry_after(time.time())
             raise RateLimited(retry_after, str(refused[0].limit), quotas)
         return quotas
 
-    async def _count(self, agent: str, checks: list[tuple[str, RateLimitItem]]) -> list[Quota]:
+    async def _count(
+        self, agent: str, checks: list[tuple[str, RateLimitItem]], cost: int
+    ) -> list[Quota]:
         outage = self._outage
         # A try is due while down: probe the storage (cheaper than counting there).
         if outage.down and not outage.skip() and await self._lane.run(self._probe):
@@ -131,9 +134,9 @@ class RateLimits:
             raise RateLimited(math.ceil(outage.next_try_in), "storage unavailable")
         strategy = self._strategy
         if isinstance(strategy.storage, MemoryStorage):
-            return _hit_all(strategy, agent, checks)
+            return _hit_all(strategy, agent, checks, cost)
         try:
-            return await self._lane.run(functools.partial(_hit_all, strategy, agent, checks))
+            return await self._lane.run(functools.partial(_hit_all, strategy, agent, checks, cost))
         except StorageError as exc:
             fallback = (
                 "refusing calls" if self._fail_closed else "falling back to per-process limits"
@@ -141,19 +144,20 @@ class RateLimits:
             outage.failed(exc.storage_error, fallback)
             if self._fail_closed:
                 raise RateLimited(math.ceil(outage.next_try_in), "storage unavailable") from None
-            return _hit_all(self._fallback, agent, checks)  # in memory: on the event loop
+            return _hit_all(self._fallback, agent, checks, cost)  # in memory: on the loop
 
     def _probe(self) -> bool:
         return bool(self._shared_storage.check())
 
 
 def _hit_all(
-    strategy: RateLimiter, agent: str, checks: list[tuple[str, RateLimitItem]]
+    strategy: RateLimiter, agent: str, checks: list[tuple[str, RateLimitItem]], cost: int = 1
 ) -> list[Quota]:
-    """Runs on the lane: count the call against each limit until one refuses it."""
+    """Runs on the lane: count the call (`cost` times) against each limit until one
+    refuses it."""
     quotas = []
     for scope, item in checks:
-        admitted = strategy.hit(item, KEY_PREFIX, agent, scope)
+        admitted = strategy.hit(item, KEY_PREFIX, agent, scope, cost=cost)
         stats = strategy.get_window_stats(item, KEY_PREFIX, agent, scope)
         quotas.append(Quota(item, stats.remaining, stats.reset_time, not admitted))
         if not admitted:

@@ -1,5 +1,6 @@
-"""Outage: when a shared Redis has failed, skip it for a while instead of waiting on it
-with every call, and try it again after 1, 2, 4 ... 30 seconds."""
+"""Outage: when a shared service (a Redis, a peer) has failed, skip it for a while instead
+of waiting on it with every call, and try it again after 1, 2, 4 ... 30 seconds: the one
+back-off of rate limits, locks, creation claims and peers' circuit breakers."""
 
 from __future__ import annotations
 
@@ -32,11 +33,15 @@ class Outage:
         clock: Callable[[], float] = time.monotonic,
         restored: str = "",
         max_retry_seconds: float = MAX_RETRY_SECONDS,
+        threshold: int = 1,
     ) -> None:
         """`restored`: what the log line of the service coming back adds.
         `max_retry_seconds`: the longest wait between tries (how long a caller may go on
-        without the service after it is back)."""
+        without the service after it is back). `threshold`: failures in a row that make
+        an outage (a circuit breaker's, 3 for peers); a success in between starts over."""
         self._name = name
+        self._threshold = threshold
+        self._failures = 0
         self._clock = clock
         self._max_retry = max_retry_seconds
         self._restored = f"; {restored}" if restored else ""
@@ -72,7 +77,8 @@ class Outage:
         """A use failed: down until the next try. `fallback` says what callers do meanwhile
         (logged once, when the outage starts)."""
         with self._lock:
-            if self._down:
+            self._failures += 1
+            if self._down or self._failures < self._threshold:
                 return
             self._down = True
             self._interval = 1.0
@@ -82,6 +88,7 @@ class Outage:
     def succeeded(self) -> None:
         """A use succeeded: the outage, if any, is over."""
         with self._lock:
+            self._failures = 0
             if not self._down:
                 return
             self._down = False

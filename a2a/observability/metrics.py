@@ -102,6 +102,20 @@ class Metrics:
             ["path"],
             registry=self.registry,
         )
+        self.peer_calls = Counter(
+            "cstp_peer_calls",
+            "Calls to peer services (CONTRACT.md, Federation), by peer and status:"
+            " `successful`, `failed` or `skipped` (circuit open).",
+            ["peer", "status"],
+            registry=self.registry,
+        )
+        self.peer_seconds = Histogram(
+            "cstp_peer_seconds",
+            "Wall time of calls to peer services, by peer (seconds; skipped calls not timed).",
+            ["peer"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.decisions.set(-1)
         # The labelled children of `calls`, by (method, code): `labels()` validates and locks
         # on every call, and both labels come from small closed sets (served methods, codes).
@@ -134,6 +148,13 @@ class Metrics:
     def org_searched(self, path: str) -> None:
         """Count one org-level query answered by `path` (`union` or `tenants`; a2a.app.org)."""
         self.org_searches.labels(path).inc()
+
+    def peer_called(self, peer: str, status: str, seconds: float | None) -> None:
+        """Count one call to `peer` (a configured name) ending `status`, and time it unless
+        it was skipped (`seconds` None; a2a.federation)."""
+        self.peer_calls.labels(peer, status).inc()
+        if seconds is not None:
+            self.peer_seconds.labels(peer).observe(seconds)
 
     def store_failed(self, kind: str) -> None:
         """Count one failed Chroma call; `kind` is `timeout` or `failure`."""

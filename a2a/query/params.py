@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import (
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    WithJsonSchema,
+    field_validator,
+)
 
 from a2a.records.filters import QueryFilters, WireModel
 
@@ -18,6 +26,38 @@ MAX_LIMIT = 50
 
 #: Cosine distance in [0, 2]; strict: bool, strings, NaN and Infinity are refused.
 CosineDistance = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+#: Most peer names one call may list.
+MAX_PEERS = 32
+
+
+def _peer_names(value: object) -> list[str] | Literal["*"]:
+    if value == "*":
+        return "*"
+    if (
+        not isinstance(value, list)
+        or not 1 <= len(value) <= MAX_PEERS
+        or not all(isinstance(name, str) and 1 <= len(name) <= 63 for name in value)
+    ):
+        raise ValueError(f'must be "*" or a list of 1 to {MAX_PEERS} peer names')
+    return value
+
+
+#: `peers` (CONTRACT.md, Federation): peer names (each checked against the peers file by
+#: the federated source, a2a.app.federated), or "*" for every configured peer.
+Peers = Annotated[
+    list[str] | Literal["*"],
+    PlainValidator(_peer_names),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 32},
+                {"const": "*"},
+            ],
+            "description": 'Also ask these peer services (cstp.listPeers names them), or "*"'
+            " for all: one list, each decision naming its `peer`.",
+        }
+    ),
+]
 #: A half-life in days: a finite number above 0 (CONTRACT.md, Lifecycle: Recency).
 HalfLifeDays = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
@@ -43,6 +83,8 @@ class QueryDecisionsParams(WireModel):
     #: graph where its measured recall@10 is >= 0.99 (a2a.index.search_index.plan).
     exact: StrictBool = False
     recency_half_life_days: HalfLifeDays | None = None
+    #: Ask these peer services too (CONTRACT.md, Federation); None: this service alone.
+    peers: Peers | None = None
 
     @field_validator("query")
     @classmethod

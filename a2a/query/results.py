@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from a2a.records.summary import SUMMARY_FIELDS, DecisionMetadata
-from a2a.results import DecisionsResult, absent_when_none
+from a2a.results import FederatedResult, absent_when_none
 
 
 class DecisionSummary(DecisionMetadata):
@@ -27,7 +27,7 @@ class DecisionSummary(DecisionMetadata):
     explain: dict[str, Any] | None = absent_when_none()
 
 
-class QueryDecisionsResult(DecisionsResult):
+class QueryDecisionsResult(FederatedResult):
     """The result object: decisions, their count, the query as sent, server time, agent id;
     `note` and `broadMatch` only when they say something (a2a.app.steps.with_broad_match)."""
 

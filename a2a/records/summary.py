@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import MISSING, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 
 from a2a.records import DecisionRecord
 from a2a.records.dates import date_text
@@ -46,6 +47,9 @@ class DecisionMetadata(BaseModel):
     recorded_by: str | None = None
     #: The tenant the decision belongs to (CONTRACT.md, Tenants); set on every answer.
     tenant: str | None = Field(default=None, description="the tenant of the decision")
+    #: The peer service that answered it (CONTRACT.md, Federation): its configured name, or
+    #: None for this service's own; absent (MISSING) from the answer of a call without peers.
+    peer: SkipJsonSchema[str | MISSING | None] = MISSING
 
     @classmethod
     def of(cls, record: DecisionRecord) -> Self:
@@ -53,8 +57,10 @@ class DecisionMetadata(BaseModel):
         return cls(**summary_fields(record))
 
     def with_tenant(self, tenant: str) -> Self:
-        """This decision naming `tenant` (in place): the tenant stamp (a2a.results)."""
-        self.tenant = tenant
+        """This decision naming `tenant` (in place): the tenant stamp (a2a.results). A
+        peer's decision keeps the tenant its peer named."""
+        if not isinstance(self.peer, str):
+            self.tenant = tenant
         return self
 
 

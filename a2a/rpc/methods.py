@@ -9,7 +9,7 @@ from functools import cache
 from itertools import islice
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -25,15 +25,32 @@ from a2a.tenants.param import Tenancy
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """Who is calling: the agent id (from the token, or the client address), the scopes and
-    tenants its token grants (every one with auth off), and the HTTP request id."""
+    tenants its token grants (every one with auth off), the HTTP request id, and whether
+    the call came from a peer service (`CSTP-Federated: 1`: it never fans out again,
+    CONTRACT.md, Federation)."""
 
     agent: str
     request_id: str = ""
     scopes: Scopes = SCOPES
     tenants: Grant = OPEN
+    federated: bool = False
+
+
+class NoParams(BaseModel):
+    """A method that takes no params."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 Handler = Callable[[Any, CallContext], Awaitable[Any]]
+#: How many calls a call counts as against the caller's rate limits, from its raw params
+#: (before validation: admission comes first). A call asking N peers counts 1 + N.
+Weight = Callable[[dict[str, Any] | list[Any] | None], int]
+
+
+def one_call(params: dict[str, Any] | list[Any] | None) -> int:
+    """Every call counts once."""
+    return 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +74,8 @@ class Method:
     #: The method may answer from the loaded index while Chroma is away, marked stale
     #: (CONTRACT.md; the step is the composition root's, a2a.app.steps).
     stale: bool = False
+    #: How many calls one call counts as against the rate limits (CONTRACT.md, Federation).
+    weight: Weight = one_call
 
     def answerable_errors(self) -> tuple[int, ...]:
         """`errors`, with -32004 for a method that takes `tenant` (a tenant the token is
@@ -129,6 +148,7 @@ def method(
     tenancy: Tenancy = "one",
     errors: tuple[int, ...] = STORE_ERRORS,
     stale: bool = False,
+    weight: Weight = one_call,
 ) -> Callable[[Handler], Method]:
     """A decorator that makes its handler the Method `name`, with the handler's docstring as
     the summary and `result_model`'s JSON Schema (by alias; or a schema given as a dict)
@@ -138,7 +158,17 @@ def method(
         summary = inspect.getdoc(handler) or ""
         schema = result_model if isinstance(result_model, dict) else wire_schema(result_model)
         return Method(
-            name, params_model, handler, summary, schema, errors, examples, scope, tenancy, stale
+            name,
+            params_model,
+            handler,
+            summary,
+            schema,
+            errors,
+            examples,
+            scope,
+            tenancy,
+            stale,
+            weight,
         )
 
     return served

@@ -28,11 +28,11 @@ from a2a.tenants.param import take_tenant
 class Admission(Protocol):
     """Decides whether a call may run now (rate limits).
 
-    Returns the quota of each limit the call was counted against; raises RateLimited
-    (carrying them) when a limit refuses it.
+    Returns the quota of each limit the call was counted against, counted `cost` times;
+    raises RateLimited (carrying them) when a limit refuses it.
     """
 
-    async def admit(self, method: str, ctx: CallContext) -> Sequence[Quota]: ...
+    async def admit(self, method: str, ctx: CallContext, cost: int = 1) -> Sequence[Quota]: ...
 
 
 class TenantRouter(Protocol):
@@ -46,7 +46,7 @@ class TenantRouter(Protocol):
 class AdmitAll:
     """No limits."""
 
-    async def admit(self, method: str, ctx: CallContext) -> Sequence[Quota]:
+    async def admit(self, method: str, ctx: CallContext, cost: int = 1) -> Sequence[Quota]:
         return ()
 
 
@@ -113,14 +113,16 @@ class Pipeline:
         for a caller's mistake, a limit, a store failure or a fault of ours."""
         quotas: Sequence[Quota] = ()
         try:
-            # Step 1: admission (-32002), before any other work is done for the call.
+            # Step 1: admission (-32002), before any other work is done for the call; a
+            # call counts as its method weighs it (1 + the peers it asks).
+            served = self.methods.get(method)
+            cost = 1 if served is None else served.weight(params)
             try:
-                quotas = await self._admission.admit(method, ctx)
+                quotas = await self._admission.admit(method, ctx, cost)
             except RateLimited as exc:
                 quotas = exc.quotas
                 raise
             # Step 2: method (-32601), case-sensitive.
-            served = self.methods.get(method)
             if served is None:
                 raise MethodNotFound(method)
             # Step 3: scope (-32004).

@@ -184,14 +184,21 @@ def _valid_id(value: Any) -> bool:
 def to_wire(result: Any) -> Any:
     """The wire form of a method's result, made here once for every door: a pydantic model
     as its JSON-ready dump by alias (camelCase; the fields its model leaves off while None
-    left off, a2a.results), `stale` last; anything else (RawJson, a JSON-ready value) as
-    it is."""
+    left off, a2a.results), `peers`, `merge`, `partial` and `stale` last; anything else
+    (RawJson, a JSON-ready value) as it is."""
     if not isinstance(result, BaseModel):
         return result
     wire = result.model_dump(by_alias=True, mode="json")
-    if "stale" in wire:  # after the result's own fields, as since stale reads began
-        wire["stale"] = wire.pop("stale")
+    # After the result's own fields: a federated call's marks, then `stale` (as since stale
+    # reads began).
+    for key in _LAST:
+        if key in wire:
+            wire[key] = wire.pop(key)
     return wire
+
+
+#: The members a result's wire ends with, in this order (a2a.results: FederatedResult, Result).
+_LAST = ("peers", "merge", "partial", "stale")
 
 
 def success(id: Id, result: Any) -> dict[str, Any]:

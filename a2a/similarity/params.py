@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from a2a.query.params import MAX_LIMIT
+from a2a.query.params import MAX_LIMIT, Peers
 from a2a.records import Stakes
 from a2a.records.filters import QueryFilters, WireModel
 
@@ -66,6 +66,8 @@ class FindSimilarDecisionsParams(WireModel):
     decision_id: DecisionId | None = None
     filters: QueryFilters | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
+    #: Ask these peer services too, by proposal (CONTRACT.md, Federation); None: alone.
+    peers: Peers | None = None
 
     @field_validator("decision_id")
     @classmethod

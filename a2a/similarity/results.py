@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from a2a.records.summary import DecisionMetadata
-from a2a.results import DecisionsResult, absent_when_none
+from a2a.results import FederatedResult, absent_when_none
 from a2a.similarity.scoring import Profile, ScoreComponents
 
 #: Why a probe matches nothing at all: similarity compares only these fields (seed 000), so a
@@ -28,7 +28,7 @@ class SimilarDecision(DecisionMetadata):
     score_components: ScoreComponents
 
 
-class FindSimilarDecisionsResult(DecisionsResult):
+class FindSimilarDecisionsResult(FederatedResult):
     """The result object: decisions (score descending, ties by id), count, time, agent id.
 
     `reason` is there only when the list is empty for a cause the caller can act on

@@ -184,6 +184,7 @@ async def test_method_is_listed_by_rpc_discover(client: httpx.AsyncClient) -> No
         "decisionId",
         "filters",
         "limit",
+        "peers",
         "tenant",
     ]
     assert -32602 in [e["code"] for e in method["errors"]]

@@ -266,6 +266,7 @@ async def test_rpc_discover_returns_openrpc_document(client: httpx.AsyncClient) 
         "explain": False,
         "exact": False,
         "recencyHalfLifeDays": False,
+        "peers": False,
         "tenant": False,
     }
     assert {e["code"] for e in method["errors"]} == {-32602, -32001, -32002, -32003, -32004, -32005}

@@ -30,7 +30,7 @@ class DenyAll:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def admit(self, method: str, ctx: CallContext) -> list[object]:
+    async def admit(self, method: str, ctx: CallContext, cost: int = 1) -> list[object]:
         self.calls.append(method)
         raise RateLimited(retry_after=0)
 
