@@ -160,8 +160,11 @@ class Peers:
     async def model_of(self, name: str) -> EmbeddingModel | None:
         """`name`'s embedding model, as its agent card names it, read at its first call and
         again past CARD_TTL_SECONDS; None when unknown (the card unreadable, or naming none),
-        which merges by rank."""
+        which merges by rank. Not read while its circuit is open: a skipped peer costs
+        nothing (and one back from an outage has its card read again, `_answered`)."""
         cached = self._cards.get(name)
+        if self._breakers[name].down:
+            return None if cached is None else cached[1]
         if cached is not None and self._clock() - cached[0] < CARD_TTL_SECONDS:
             return cached[1]
         found, _ = await self._read_model(name)
@@ -218,7 +221,7 @@ class Peers:
         except PeerFailure as failure:
             return self._failed(name, failure, time.perf_counter() - started)
         seconds = time.perf_counter() - started
-        breaker.succeeded()
+        self._answered(name)
         self._count(name, "successful", seconds)
         return PeerAnswer(name, "successful", seconds, result=result)
 
@@ -228,10 +231,19 @@ class Peers:
         if failure.code == UNAVAILABLE:
             self._breakers[name].failed(_Reason(failure.message), "skipping it")
         else:
-            self._breakers[name].succeeded()
+            self._answered(name)
         self._count(name, "failed", seconds)
         error = PeerError(code=failure.code, message=failure.message)
         return PeerAnswer(name, "failed", seconds, error=error, error_data=failure.data)
+
+    def _answered(self, name: str) -> None:
+        """`name` answered: its circuit closes. Back from an outage, its card is read again
+        at its next call (it may have been down when the card was last read, or come back
+        with another model)."""
+        breaker = self._breakers[name]
+        if breaker.down:
+            self._cards.pop(name, None)
+        breaker.succeeded()
 
     async def _read_model(self, name: str) -> tuple[EmbeddingModel | None, bool]:
         """`name`'s model from its card now (cached with the time read), and whether the
