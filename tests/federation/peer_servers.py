@@ -91,10 +91,12 @@ class GarbagePeer:
     """A peer that answers each call to `/{case}/cstp` as `case` says (GARBAGE), whatever
     the call; `good` answers one decision, `g1`, and `stale` one marked stale (STALE).
     Agent cards are a 404, but the `good` case's, which names GOOD_MODEL. `tokens`: the
-    bearer token of each call, in order (the `echo-token` case sends it back)."""
+    bearer token of each call, in order (the `echo-token` case sends it back); `federated`:
+    the CSTP-Federated header of each (None: not sent)."""
 
     def __init__(self) -> None:
         self.tokens: list[str] = []
+        self.federated: list[str | None] = []
         routes = [
             Route("/{case}/cstp", self._call, methods=["POST"]),
             Route("/good/.well-known/agent-card.json", self._card),
@@ -110,6 +112,7 @@ class GarbagePeer:
         case = request.path_params["case"]
         token = request.headers.get("authorization", "").removeprefix("Bearer ")
         self.tokens.append(token)
+        self.federated.append(request.headers.get("cstp-federated"))
         if case == "good":
             return Response(_rpc(query_result([summary("g1", 0.1)])), media_type="application/json")
         if case == "html":
