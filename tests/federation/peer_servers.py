@@ -80,6 +80,7 @@ GARBAGE = {
     "echo-token": "the peer answered error -32001",
     "other-id": "the peer's answer is not a JSON-RPC response to the call",
     "no-distance": "the peer's answer is not a valid result (a decision without a distance)",
+    "redirect": "the peer answered HTTP 307",
 }
 #: The decision of GarbagePeer's `stale` case: it names another peer and tenant, and its
 #: answer is stale since STALE_SINCE.
@@ -146,6 +147,8 @@ class GarbagePeer:
         if case == "stale":
             stale = {**query_result([STALE]), "stale": {"since": STALE_SINCE}}
             return Response(_rpc(stale), media_type="application/json")
+        if case == "redirect":  # elsewhere, where our token would be echoed: not followed
+            return Response(status_code=307, headers={"location": "/echo-token/cstp"})
         if case == "other-id":
             return Response(_rpc(query_result([]), id=2), media_type="application/json")
         return Response(b"no such case", status_code=404)

@@ -48,6 +48,7 @@ PEER_TOKENS = {
     "CSTP_PEER_FAKE_TOKEN": "a-to-fake-token-0123456789",
     "CSTP_PEER_A_TOKEN": "c-to-a-token-0123456789",
     "CSTP_PEER_CB_TOKEN": "c-to-b-token-0123456789",
+    "CSTP_PEER_WRONG_TOKEN": "a-to-b-unknown-token-0123456789",
 }
 QUERY = "billing events on Kafka"
 
@@ -186,6 +187,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
             },
             {"name": "b-both", "url": url["b"], "token_env": "CSTP_PEER_B_TENANTS_TOKEN"},
             {"name": "b-again", "url": url["b"], "token_env": "CSTP_PEER_B_TOKEN"},
+            {"name": "b-wrong", "url": url["b"], "token_env": "CSTP_PEER_WRONG_TOKEN"},
             {"name": "slow", "url": proxy.url, "token_env": "CSTP_PEER_B_TOKEN"},
             {"name": "c", "url": url["c"], "token_env": "CSTP_PEER_C_TOKEN"},
             *(
@@ -283,7 +285,7 @@ def test_each_card_names_its_embedding_model_and_list_peers_compares_them(
         assert [m["params"] for m in model] == [{"name": name, "dimensions": dimensions}]
 
     peers = services.result(services.a, "cstp.listPeers", {})["peers"]
-    assert [p["name"] for p in peers][:6] == ["b", "b-globex", "b-both", "b-again", "slow", "c"]
+    assert [p["name"] for p in peers][:4] == ["b", "b-globex", "b-both", "b-again"]
     by_name = {p["name"]: p for p in peers}
     minilm = {"name": DEFAULT_MODEL, "dimensions": 384}
     assert by_name["b"] == {
@@ -423,6 +425,19 @@ def test_a_peer_answering_garbage_is_failed_with_a_short_reason(services: Servic
             "decisions": 0,
             "error": {"code": code, "message": reason},
         }, case
+    # A peer that refuses our token (B, not knowing it) is failed too, saying so.
+    refused = services.query(services.a, limit=2, peers=["b-wrong"])
+    assert without_took(refused["peers"]["details"]) == [
+        {
+            "peer": "b-wrong",
+            "status": "failed",
+            "decisions": 0,
+            "error": {
+                "code": -32003,
+                "message": "the peer refused this service's token (HTTP 401)",
+            },
+        }
+    ]
     # Each got our token for it, and sent it back (echo-token): it is nowhere in the answer
     # (checked by Services.post) nor in A's log.
     assert services.garbage.tokens[-len(cases) :] == [PEER_TOKENS["CSTP_PEER_FAKE_TOKEN"]] * len(
