@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 BREAKER_FAILURES = 3
 #: How long a peer's agent card (its embedding model) is trusted before it is read again.
 CARD_TTL_SECONDS = 300.0
+#: How long a card that did not answer is taken as naming no model before it is read again.
+CARD_RETRY_SECONDS = 10.0
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -97,7 +99,7 @@ class Peers:
             )
             for name in self._configs
         }
-        #: name -> (when read, its model or None); absent: never read.
+        #: name -> (when to read it again, its model or None); absent: never read.
         self._cards: dict[str, tuple[float, EmbeddingModel | None]] = {}
 
     @property
@@ -165,19 +167,22 @@ class Peers:
         cached = self._cards.get(name)
         if self._breakers[name].down:
             return None if cached is None else cached[1]
-        if cached is not None and self._clock() - cached[0] < CARD_TTL_SECONDS:
+        if cached is not None and self._clock() < cached[0]:
             return cached[1]
         found, _ = await self._read_model(name)
         return found
 
     async def states(self) -> list[PeerState]:
         """Each peer's state now: its card read again (within the timeout) to tell whether
-        it answers, with its circuit and its model."""
+        it answers, with its circuit and its model; a peer whose circuit is open is not
+        read (unreachable, its last known model), so a frozen one costs nothing here."""
 
         async def state(name: str) -> PeerState:
+            if self._breakers[name].down:
+                cached = self._cards.get(name)
+                return PeerState(name, False, "open", None if cached is None else cached[1])
             found, reachable = await self._read_model(name)
-            circuit: Literal["closed", "open"] = "open" if self._breakers[name].down else "closed"
-            return PeerState(name, reachable, circuit, found)
+            return PeerState(name, reachable, "closed", found)
 
         return list(await asyncio.gather(*(state(name) for name in self._configs)))
 
@@ -255,7 +260,9 @@ class Peers:
             found = model_in_card(card)
         except (TimeoutError, PeerFailure):
             found, reachable = None, False
-        self._cards[name] = (self._clock(), found)
+        # A card that did not answer is read again soon: the peer may answer its calls.
+        ttl = CARD_TTL_SECONDS if reachable else CARD_RETRY_SECONDS
+        self._cards[name] = (self._clock() + ttl, found)
         return found, reachable
 
     def _client(self) -> httpx.AsyncClient:
