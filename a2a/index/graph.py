@@ -75,8 +75,14 @@ class GraphIndex:
         row's owner + `offset` (a2a.index.union_graph numbers several indexes' rows in
         one graph)."""
         for start in range(0, count, 16384):
-            part = np.arange(start, min(start + 16384, count), dtype=np.int64)
-            self.add(np.asarray(vectors.matrix[part], np.float32), vectors.owner[part] + offset)
+            self.add_rows(vectors, start, min(start + 16384, count), offset)
+
+    def add_rows(self, vectors: VectorMatrix, start: int, end: int, offset: int = 0) -> None:
+        """One node per vector row `start` to `end` (excluded) of `vectors`, each owned by
+        its row's owner + `offset`: a build in steps (SearchIndex.build_graph), which a
+        stop may end between two of them."""
+        part = np.arange(start, end, dtype=np.int64)
+        self.add(np.asarray(vectors.matrix[part], np.float32), vectors.owner[part] + offset)
 
     def __len__(self) -> int:
         """Nodes, those of removed rows included."""
@@ -164,20 +170,22 @@ class GraphIndex:
 
     # -- persistence (a2a.index.snapshot) ------------------------------------------------------
 
-    def save(self, folder: Path) -> list[Path]:
-        """Write the graph into `folder` (graph.faiss, graph_rows.npy); returns the files."""
-        graph, rows = folder / "graph.faiss", folder / "graph_rows.npy"
+    def save(self, folder: Path, name: str = "graph") -> list[Path]:
+        """Write the graph into `folder` (`<name>.faiss`, `<name>_rows.npy`); returns the
+        files."""
+        graph, rows = folder / f"{name}.faiss", folder / f"{name}_rows.npy"
         faiss.write_index(self._index, str(graph))
         np.save(rows, self.node_row)
         return [graph, rows]
 
     @classmethod
-    def load(cls, folder: Path) -> GraphIndex:
-        """The graph `save` wrote into `folder` (read whole: faiss keeps it in memory)."""
+    def load(cls, folder: Path, name: str = "graph") -> GraphIndex:
+        """The graph `save` wrote into `folder` under `name` (read whole: faiss keeps it
+        in memory)."""
         loaded = cls.__new__(cls)
-        loaded._index = faiss.read_index(str(folder / "graph.faiss"))
+        loaded._index = faiss.read_index(str(folder / f"{name}.faiss"))
         loaded.dim = loaded._index.d
-        loaded._node_row = np.load(folder / "graph_rows.npy")
+        loaded._node_row = np.load(folder / f"{name}_rows.npy")
         loaded._size = len(loaded._node_row)
         loaded.identity = bool(
             np.array_equal(loaded._node_row, np.arange(loaded._size, dtype=np.int64))

@@ -65,6 +65,11 @@ GRAPH_BREADTH = 384
 GRAPH_BREADTH_SHRINK = 0.3
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
+#: Rows a graph build adds between two checks for a stop (SearchIndex.build_graph): ~0.5 s
+#: of one core here at 300k rows.
+BUILD_STEP_ROWS = 4096
+#: The files of a partial graph in a snapshot (SearchIndex.persist, `partial_graph`).
+PARTIAL_GRAPH = "graph-partial"
 #: The string columns, each read from a record so (the coded and numeric ones: the filter
 #: columns, FilterColumns.append): dates as RFC 3339 UTC text, `content_hash` the stored one.
 _TEXT_COLUMNS: dict[str, Callable[[DecisionRecord], str | None]] = {
@@ -180,6 +185,9 @@ class SearchIndex:
         self.columns = FilterColumns()
         self._vectors = VectorMatrix(dtype=self._vector_dtype)
         self._graph: GraphIndex | None = None
+        # A build stopped part way (build_graph's `stop`): its nodes are the first vector
+        # rows; a snapshot keeps it and the next build goes on from it.
+        self._partial: GraphIndex | None = None
         self._bm25 = BM25Index()
         self._tags = TagIndex()
         # Stored fields as columns, read for the rows a result shows (~30 us for ten
@@ -242,7 +250,7 @@ class SearchIndex:
         stored = sum(column.nbytes for column in self._text.values())
         stored += sum(column.nbytes for column in self._lists.values())
         stored += self._updated_at.nbytes
-        graph = 0 if self._graph is None else self._graph.nbytes
+        graph = sum(g.nbytes for g in (self._graph, self._partial) if g is not None)
         vectors = self._vectors.nbytes + self.columns.nbytes + self._bm25.nbytes
         return ids + stored + graph + vectors + self._tags.nbytes
 
@@ -315,7 +323,8 @@ class SearchIndex:
         """Write the index's state into `folder` (call under `reading()`); returns the files:
         one .npy per array (vectors.npy, the filter, stored-field, BM25 and tag columns),
         state.json (vocabularies, terms, tags, sizes) and the graph's files when there is
-        a graph. Every .npy loads memory-mapped (`restore`)."""
+        a graph (or `graph-partial` files for a build stopped part way). Every .npy loads
+        memory-mapped (`restore`)."""
         vectors = folder / "vectors.npy"
         files = VectorMatrix.files(vectors)
         state: dict[str, Any] = {"vectors": self._vectors.save(vectors)}
@@ -338,14 +347,17 @@ class SearchIndex:
         written = folder / "state.json"
         written.write_text(json.dumps(state))
         graph = [] if self._graph is None else self._graph.save(folder)
+        if self._graph is None and self._partial is not None:
+            graph = self._partial.save(folder, PARTIAL_GRAPH)
         return [*files, written, *graph]
 
     @classmethod
     def restore(cls, folder: Path, **options: Any) -> SearchIndex:
         """The index `persist` wrote into `folder`, its arrays memory-mapped copy-on-write
         (pages read when first touched; a write after the load copies what it changes);
-        `options` are the constructor's. The graph is built afresh when the snapshot has
-        none, the index is past `graph_min_rows` and `graph_inline` (else: `build_graph`).
+        `options` are the constructor's. The graph is built afresh (from the snapshot's
+        partial graph, when a build was stopped part way) when the snapshot has none, the
+        index is past `graph_min_rows` and `graph_inline` (else: `build_graph`).
         Raises ValueError, KeyError or OSError when a file is missing or does not fit."""
         state = json.loads((folder / "state.json").read_text())
         index = cls(state["vector_dtype"], **options)
@@ -375,7 +387,9 @@ class SearchIndex:
         }
         if (folder / "graph.faiss").exists():
             index._graph = GraphIndex.load(folder)
-        elif index._graph_inline:
+        elif (folder / f"{PARTIAL_GRAPH}.faiss").exists():
+            index._partial = GraphIndex.load(folder, PARTIAL_GRAPH)
+        if index._graph is None and index._graph_inline:
             index.build_graph()
         index.warm()
         return index
@@ -417,7 +431,7 @@ class SearchIndex:
         if self._graph is not None:
             self._graph.add(vectors, rows)
         elif self._graph_inline and self.wants_graph(len(self._ids) + len(rows)):
-            self._graph = GraphIndex.build(self._vectors)
+            self._graph, self._partial = GraphIndex.build(self._vectors), None
 
     def wants_graph(self, rows: int | None = None) -> bool:
         """Whether the index (of `rows` rows, default its own) should have a graph and has
@@ -429,16 +443,31 @@ class SearchIndex:
             and size >= min(self._graph_min_rows, ORG_GRAPH_MIN_ROWS)
         )
 
-    def build_graph(self) -> None:
+    def build_graph(self, stop: Callable[[], bool] | None = None) -> bool:
         """Build the graph if `wants_graph()`: from the rows present now, outside the write
         lock (rows below the current count never change until a compaction), then, under
         it, the rows appended meanwhile. Started again when a compaction renumbered the
-        rows meanwhile. Call from one thread at a time."""
+        rows meanwhile. Call from one thread at a time.
+
+        Goes on from the partial graph of a build stopped before (`partial_graph`, kept in
+        memory or restored from a snapshot). `stop()` is asked every BUILD_STEP_ROWS rows;
+        once true, the nodes added so far are kept as the partial graph (a snapshot holds
+        it) and the build returns. True when the index has its graph (or wants none).
+        """
         while self.wants_graph():
-            with self.reading():
+            with self.lock.writing():  # the partial graph is this build's alone from here
                 vectors, compactions = self._vectors, self._compactions
                 built = len(vectors)
-            graph = GraphIndex.build(vectors, built)
+                graph, self._partial = self._partial, None
+            if graph is None or len(graph) > built:
+                graph = GraphIndex(vectors.dim or 0)
+            for start in range(len(graph), built, BUILD_STEP_ROWS):
+                if stop is not None and stop():
+                    with self.lock.writing():
+                        if self._compactions == compactions and self._graph is None:
+                            self._partial = graph
+                    return False
+                graph.add_rows(vectors, start, min(start + BUILD_STEP_ROWS, built))
             with self.lock.writing():
                 if self._compactions != compactions or self._graph is not None:
                     continue
@@ -447,6 +476,13 @@ class SearchIndex:
                     matrix = np.asarray(self._vectors.matrix[rest], np.float32)
                     graph.add(matrix, self._vectors.owner[rest])
                 self._graph = graph
+        return not self.wants_graph()
+
+    @property
+    def partial_graph(self) -> GraphIndex | None:
+        """The graph of a build stopped part way (its nodes: the first vector rows), which
+        the next `build_graph` goes on from; None when there is none. Never searched."""
+        return self._partial
 
     @property
     def graph(self) -> GraphIndex | None:
@@ -491,6 +527,7 @@ class SearchIndex:
         vector_rows = np.flatnonzero(renumber[self._vectors.owner] >= 0).astype(np.int64)
         self._vectors = self._vectors.take(vector_rows, renumber[self._vectors.owner[vector_rows]])
         self._compactions += 1
+        self._partial = None  # numbered by the old rows: the next build starts afresh
         if self._graph is not None:
             self._graph.renumber(renumber)
         self.columns = self.columns.take(keep)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,12 +61,19 @@ class LiveIndex:
     check above (`refresh`), instead of reading every record; a missing, refused or
     unloadable snapshot is logged and the index read from Chroma. Once loaded with at
     least `snapshot_min_records` records and changes since the snapshot (or none), a new
-    snapshot is written (under the read lock: writes wait for it); a folder this process
+    snapshot is written at once (under the read lock: writes wait for it), before any
+    graph build, so a restart maps it instead of reading Chroma; a folder this process
     cannot write is logged, and used read-only. The HNSW graph (a2a.index.graph) is built
     after the load or once the index grows past `graph_min_rows`; until it is, every
-    search scans exactly. Loads, checks, snapshot writes and graph builds run on
-    `background` (the service's background lane, a2a.concurrency; default: a lane of this
-    index's own).
+    search scans exactly. Once built, the snapshot is written again with it. A `stop()`
+    during a build ends it within BUILD_STEP_ROWS rows and writes the snapshot with the
+    nodes added so far (a partial graph), which the next build goes on from. Loads,
+    checks, snapshot writes and graph builds run on `background` (the service's
+    background lane, a2a.concurrency; default: a lane of this index's own).
+
+    A batch command (`cstp index`, a2a.app.kept_index) uses the blocking steps instead:
+    `load_now`, `apply`/`forget` for what it writes, `take_own_writes`, then
+    `index.build_graph` and `save_snapshot`.
     """
 
     def __init__(
@@ -105,6 +113,10 @@ class LiveIndex:
         #: Whether the current snapshot holds a graph (one built since is worth a new one:
         #: each load would build it again).
         self._snapshot_graph = False
+        #: Nodes of the partial graph the current snapshot holds (0: none).
+        self._snapshot_partial = 0
+        #: Set by `stop()`: a graph build in progress ends at its next step.
+        self._stopping = threading.Event()
         self._saver: asyncio.Task[None] | None = None
         self._timeout = timeout_seconds
         self._margin_ms = margin_ms
@@ -165,7 +177,10 @@ class LiveIndex:
                 await self._changed.wait()
 
     async def stop(self) -> None:
-        """Stop loading (the thread of a Chroma call in flight finishes on its own)."""
+        """Stop loading (the thread of a Chroma call in flight finishes on its own) and
+        any graph build (within BUILD_STEP_ROWS rows; the snapshot is then written with
+        the nodes added so far, and the next build goes on from them)."""
+        self._stopping.set()
         if self._loader is not None and not self._loader.done():
             self._loader.cancel()
             with anyio.CancelScope(shield=True):
@@ -173,6 +188,13 @@ class LiveIndex:
         if self._saver is not None:  # a snapshot being written is finished, not cut short
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(self._saver, return_exceptions=True)
+
+    async def maintained(self) -> None:
+        """Wait until what the load started on the background lane is done: the snapshot
+        written after it, the graph build and the snapshot with the graph (benches and
+        tests; `stop()` would end the build instead)."""
+        while self._saver is not None and not self._saver.done():
+            await asyncio.gather(self._saver, return_exceptions=True)
 
     async def unload(self) -> None:
         """Drop the loaded index to free its memory (a tenant's index evicted past
@@ -193,7 +215,8 @@ class LiveIndex:
         self._loader = self._saver = self._check = None
         self._changed = self._retry_now = None
         self._revision, self._watermark_ms = None, 0
-        self._snapshot_revision = None
+        self._snapshot_revision, self._snapshot_partial = None, 0
+        self._stopping.clear()
         self._failure = self._fault = None
         self._attempts = 0
         self._checked_at, self._failing = None, False
@@ -353,16 +376,54 @@ class LiveIndex:
 
     def _build_and_save_now(self) -> None:
         index = self.index
+        if self._wants_snapshot():
+            # First, without waiting for the graph (minutes at 1M): a restart meanwhile then
+            # maps this snapshot instead of reading every record from Chroma again.
+            self.save_snapshot()
         if index.wants_graph():
-            started = time.perf_counter()
-            index.build_graph()
-            log.info(
-                "search index graph built: %d rows in %.1f s",
-                len(index),
-                time.perf_counter() - started,
-            )
+            self.build_graph()
         if self._wants_snapshot():
             self.save_snapshot()
+
+    def build_graph(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Build the index's graph now (blocking) if it wants one, ending early once
+        `stop()` (default: `stop()` or `stop_soon()` was called) is true, the nodes added
+        kept as its partial graph; logs what was done. True when the index has its graph
+        (or wants none)."""
+        index = self.index
+        partial = index.partial_graph
+        resumed = 0 if partial is None else len(partial)
+        started = time.perf_counter()
+        built = index.build_graph(stop or self._stopping.is_set)
+        elapsed = time.perf_counter() - started
+        if built:
+            log.info(
+                "search index graph built: %d rows in %.1f s%s",
+                len(index),
+                elapsed,
+                f" (gone on from {resumed} rows of a stopped build)" if resumed else "",
+            )
+        else:
+            now = index.partial_graph
+            log.info(
+                "search index graph build stopped after %d of %d rows (%.1f s); the next"
+                " build goes on from them",
+                0 if now is None else len(now),
+                len(index),
+                elapsed,
+            )
+        return built
+
+    def stop_soon(self) -> None:
+        """Ask a blocking graph build (`build_graph`) to end at its next step, from any
+        thread or a signal handler (a batch command's first Ctrl-C)."""
+        self._stopping.set()
+
+    def snapshot_due(self) -> bool:
+        """Whether a snapshot would hold more than the current one: the index is past
+        `snapshot_min_records`, and its marker moved, or it has a graph (or more of a
+        partial one) that the snapshot lacks."""
+        return self._wants_snapshot()
 
     def _wants_snapshot(self) -> bool:
         return (
@@ -372,8 +433,13 @@ class LiveIndex:
                 self._snapshot_revision is None
                 or self._snapshot_revision != self._revision
                 or (self.index.graph is not None and not self._snapshot_graph)
+                or self._partial_nodes() > self._snapshot_partial
             )
         )
+
+    def _partial_nodes(self) -> int:
+        partial = self.index.partial_graph
+        return 0 if partial is None or self.index.graph is not None else len(partial)
 
     def save_snapshot(self) -> Path | None:
         """Write the index as the current snapshot (blocking); its folder, or None when
@@ -386,18 +452,22 @@ class LiveIndex:
             self._revision, self._watermark_ms, self._model, self.index.dimension or 0
         )
         started = time.perf_counter()
-        graph = self.index.graph is not None
+        graph, partial = self.index.graph is not None, self._partial_nodes()
         try:
             folder = write_snapshot(self.index, stamp, self._snapshots)
         except OSError as exc:
             log.warning("search index snapshot not written to %s: %s", self._snapshots, exc)
             return None
         self._snapshot_revision, self._snapshot_graph = stamp.revision, graph
+        self._snapshot_partial = partial
         log.info(
-            "search index snapshot written: %d records in %.1f s to %s",
+            "search index snapshot written: %d records in %.1f s to %s%s",
             self.index.alive_count,
             time.perf_counter() - started,
             folder,
+            ", with its graph"
+            if graph
+            else (f", with a partial graph of {partial} rows" if partial else ", without a graph"),
         )
         return folder
 
@@ -406,6 +476,29 @@ class LiveIndex:
         self._attempts += 1
         if self._changed is not None:
             self._changed.set()
+
+    def load_now(self) -> None:
+        """Load the index now, blocking: from the current snapshot when there is one (and
+        catch up from its stamp), else from Chroma. For a batch command (`cstp index`),
+        which has no event loop; a service calls `start()`. Raises StoreUnavailable."""
+        self._load()
+        self._loaded, self._evicted = True, False
+        self._checked(ok=True)
+
+    def take_own_writes(self) -> bool:
+        """Take Chroma's current marker as the index's after writes this process made and
+        put into the index (`apply`, `forget`) since it was loaded at the marker, while it
+        was the collection's one writer: an embedded store (its marker kept in memory by
+        this process, the folder locked). A snapshot written next then holds what Chroma
+        does, and the next start reads nothing from Chroma. False, with nothing changed,
+        for a Chroma server (other writers): the next start catches up from the index's
+        watermark. Blocking (the first marker read of a collection is a Chroma call)."""
+        if not self._loaded or not self._store.revision_in_memory:
+            return False
+        start_ms = self._clock_ms()
+        self._revision = self._store.revision()
+        self._watermark_ms = start_ms - self._margin_ms
+        return True
 
     def _load(self) -> None:
         if self._snapshots is not None and self._load_snapshot(self._snapshots):
@@ -460,6 +553,7 @@ class LiveIndex:
         self.index = index
         self._revision, self._watermark_ms = stamp.revision, stamp.watermark_ms
         self._snapshot_revision, self._snapshot_graph = stamp.revision, index.graph is not None
+        self._snapshot_partial = self._partial_nodes()
         before = index.alive_count
         trusted = self._marker_is_stamps(stamp.revision)
         if trusted:

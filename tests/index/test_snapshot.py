@@ -14,7 +14,8 @@ import pytest
 from chromadb.api.client import SharedSystemClient
 
 from a2a.errors import SnapshotRefused
-from a2a.index import SearchIndex
+from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.search_index import BUILD_STEP_ROWS
 from a2a.index.snapshot import CURRENT, SnapshotStamp, load_index, write_snapshot
 from a2a.index.sync import LiveIndex
 from a2a.records import DecisionRecord
@@ -52,7 +53,8 @@ def _state(index: SearchIndex) -> dict[str, str | None]:
 
 async def _started(live: LiveIndex) -> SearchIndex:
     index = await live.current()
-    await live.stop()  # waits for the snapshot written after the load
+    await live.maintained()  # the snapshot written after the load, the graph, the next one
+    await live.stop()
     return index
 
 
@@ -334,3 +336,71 @@ async def test_a_writer_killed_mid_write_leaves_a_marker_no_snapshot_holds(
     )
     marker = reopened.revision()
     assert marker is not None and marker.startswith("pending-") and marker != stamp.revision
+
+
+async def test_a_load_from_chroma_is_snapshotted_before_its_graph_is_built_then_with_it(
+    store: ChromaDecisionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A restart during the build (minutes at 1M) maps the first snapshot instead of reading
+    # every record from Chroma again (issue 44, item 10).
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    await _started(_live(store, tmp_path / "snapshots"))
+    steps = [m for m in caplog.messages if "snapshot written" in m or "graph built" in m]
+    assert len(steps) == 3
+    assert "snapshot written: 300 records" in steps[0] and "without a graph" in steps[0]
+    assert "graph built: 300 rows" in steps[1]
+    assert "snapshot written: 300 records" in steps[2] and "with its graph" in steps[2]
+
+
+def _graph_index(rows: int) -> SearchIndex:
+    index = SearchIndex(graph_min_rows=0, graph_min_fraction=0.0, graph_inline=False)
+    vectors = unit_vectors(rows, DIM, seed=5)
+    index.upsert(
+        [IndexedRecord(r.id, r, vectors[n], r.title) for n, r in enumerate(_records(0, rows))]
+    )
+    return index
+
+
+def test_a_graph_build_stopped_part_way_is_kept_in_the_snapshot_and_gone_on_from(
+    tmp_path: Path,
+) -> None:
+    index = _graph_index(3 * BUILD_STEP_ROWS)
+    asked = []
+    # Stopped at the second check: one step of nodes added.
+    assert not index.build_graph(lambda: asked.append(1) or len(asked) > 1)
+    assert index.graph is None and index.partial_graph is not None
+    assert len(index.partial_graph) == BUILD_STEP_ROWS
+    stamp = SnapshotStamp("r1", 0, MODEL, DIM)
+    write_snapshot(index, stamp, tmp_path)
+    loaded = load_index(tmp_path, model=MODEL, dimension=DIM, graph_inline=False)
+    assert loaded is not None
+    restored = loaded[0]
+    assert restored.partial_graph is not None and len(restored.partial_graph) == BUILD_STEP_ROWS
+    assert restored.build_graph()  # goes on from the partial graph, to every row
+    assert restored.partial_graph is None and restored.graph is not None
+    assert len(restored.graph) == 3 * BUILD_STEP_ROWS
+    # Every row can be found through the walk: each stored vector's nearest is its own row.
+    probes = unit_vectors(3 * BUILD_STEP_ROWS, DIM, seed=5)[:: BUILD_STEP_ROWS // 4]
+    with restored.reading():
+        mask = restored.mask(None)
+        for n, probe in enumerate(probes):
+            assert restored.semantic(probe, mask, 1)[0].row == n * (BUILD_STEP_ROWS // 4)
+
+
+async def test_a_stop_during_a_graph_build_writes_the_snapshot_with_what_was_built(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = ChromaDecisionStore(
+        data_dir=tmp_path / "chroma", collection="big", embedding_model=MODEL
+    )
+    store.upsert(_records(0, 3 * BUILD_STEP_ROWS), unit_vectors(3 * BUILD_STEP_ROWS, DIM, seed=6))
+    caplog.set_level(logging.INFO, logger="a2a.index.sync")
+    live = _live(store, tmp_path / "snapshots")
+    live.stop_soon()  # as a SIGTERM that comes while the graph is being built
+    await live.current()
+    await live.stop()
+    assert any("graph build stopped after" in m for m in caplog.messages)
+    loaded = load_index(tmp_path / "snapshots", model=MODEL, dimension=DIM, graph_inline=False)
+    assert loaded is not None and loaded[0].alive_count == 3 * BUILD_STEP_ROWS
+    assert loaded[0].graph is None  # a start goes on building it, searching exactly meanwhile
+    store.close()
