@@ -273,6 +273,10 @@ class Settings(BaseSettings):
     # and the records from which one is written (below it a load from Chroma is quick).
     index_snapshot_dir: Path | None = None
     index_snapshot_min_records: int = Field(default=2_000, ge=0)
+    #: The records from which a store's semantic search walks its HNSW graph instead of
+    #: scanning (a2a.index.search_index.GRAPH_MIN_ROWS, docs/scaling.md); the graph itself
+    #: is built from this many or 5,000, the fewer (org-level search walks it from 5,000).
+    index_graph_min_rows: int = Field(default=50_000, ge=1)
     # Tenants (CONTRACT.md, Tenants): the loaded indexes' memory past which the least
     # recently used tenants' are evicted (MiB; None: never evicted).
     index_memory_mib: int | None = Field(default=None, ge=1)

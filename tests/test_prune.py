@@ -14,6 +14,7 @@ from a2a.decisions.service import DecisionService
 from a2a.decisions.table import StoreTable
 from a2a.embeddings import Embedder
 from a2a.errors import PruneRefused
+from a2a.index.snapshot import load_index
 from a2a.ingest.indexer import Indexer, IndexSummary
 from a2a.ingest.prune import Corpus, corpus_of, prune, stale_ids
 from a2a.records import DecisionRecord
@@ -23,6 +24,7 @@ from a2a.store.chroma import ChromaDecisionStore
 from a2a.store.metadata import decode
 from tests.servers import cstp
 
+FAST = "wordllama-l2-supercat-256"
 CORPUS = Corpus(
     files=frozenset({"a.yaml", "b.md", "broken.yaml"}),
     ids_by_source={"a.yaml": frozenset({"a1", "a2"}), "b.md": frozenset({"b"})},
@@ -61,6 +63,16 @@ def read_corpus(paths: list[Path]) -> Corpus:
     """The corpus of `paths` as `cstp index --prune` builds it: loaded, then `corpus_of`."""
     summary = IndexSummary()
     return corpus_of(paths, Indexer.load(paths, summary), summary.failures)
+
+
+def snapshot_ids(data: Path) -> list[str]:
+    """The ids of the current records in the snapshot `cstp index` left in `data`."""
+    loaded = load_index(data / "index" / "decisions", model=FAST, dimension=None)
+    assert loaded is not None
+    index = loaded[0]
+    assert index.graph is not None
+    with index.reading():
+        return sorted(index.id_of(int(row)) for row in np.flatnonzero(index.mask(None)))
 
 
 def write_folder(folder: Path, files: dict[str, str]) -> None:
@@ -161,12 +173,18 @@ def test_cstp_index_prune_reports_how_many_it_removed(tmp_path: Path, settings: 
     env = {
         "CSTP_DATA_DIR": str(tmp_path / "data"),
         "CSTP_EMBEDDING_MODEL": "wordllama-l2-supercat-256",
+        # The run keeps its search index and leaves a snapshot (a2a.app.kept_index).
+        "CSTP_INDEX_SNAPSHOT_MIN_RECORDS": "1",
+        "CSTP_INDEX_GRAPH_MIN_ROWS": "1",
     }
     assert cstp("index", str(folder), env=env).returncode == 0
+    assert snapshot_ids(tmp_path / "data") == ["a1", "a2", "b1", "c1"]
     write_folder(folder, {"a.yaml": FILES["a.yaml"]})
     done = cstp("index", "--prune", str(folder), env=env)
     assert done.returncode == 0, done.stderr
     assert "pruned 2 record(s)" in done.stderr
+    # The snapshot it left holds what Chroma does after the prune.
+    assert snapshot_ids(tmp_path / "data") == ["a1", "a2"]
     again = cstp("index", "--prune", str(folder), env=env)
     assert "pruned 0 record(s)" in again.stderr
     # A path it cannot read: the rest is indexed, nothing is pruned, and it says why.

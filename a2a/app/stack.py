@@ -89,6 +89,7 @@ def live_index(
         model=settings.embedding_model,
         dimension=dimension,
         snapshot_min_records=settings.index_snapshot_min_records,
+        graph_min_rows=settings.index_graph_min_rows,
         stale_seconds=settings.stale_reads_seconds,
         background=background,
     )

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from a2a.errors import EmbeddingModelError, StoreUnavailable
 from a2a.ingest.stopping import StopRequest, exit_now
+from a2a.tenants.names import DEFAULT_TENANT
 
 if TYPE_CHECKING:  # the indexer loads only when a run starts
     from a2a.app.runtime import Runtime
@@ -37,6 +38,8 @@ def run_index(
     progress_bar: bool | None = None,
     shared_locks: bool = False,
     prune: bool = False,
+    snapshot: bool = False,
+    tenant: str | None = None,
 ) -> IndexSummary:
     """Index `paths` into the runtime's store with its model and log what was done:
     warnings, failures, a one-line summary and, when stopped, how far it got. Progress
@@ -46,29 +49,38 @@ def run_index(
     `shared_locks`: take the replicas' locks in a shared Redis, when one is configured
     (Runtime.writer_locks), for the run. `prune`: then remove the records whose
     file, or record in a file, is gone, unless the run was interrupted (a2a.ingest.prune;
-    the files are parsed once for both). Raises StoreUnavailable and EmbeddingModelError,
-    having logged what was written before.
+    the files are parsed once for both). `snapshot`: keep the search index beside the
+    writes and leave its snapshot, with the graph, for the next `cstp serve`
+    (a2a.app.kept_index; `tenant`'s snapshot folder, default tenant `default`), also when
+    stopped. Raises StoreUnavailable and EmbeddingModelError, having logged what was
+    written before.
     """
+    from a2a.app.kept_index import KeptIndex
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
     from a2a.ingest.prune import corpus_of, prune_and_report
 
     with runtime.writer_locks() if shared_locks else nullcontext() as locks:
         store = runtime.store
+        summary = IndexSummary()
+        records = Indexer.load(paths, summary)
+        stopped = None if stop is None else stop.is_set
+        kept = None
+        if snapshot:
+            kept = KeptIndex.open(runtime, len(records), stopped, tenant or DEFAULT_TENANT)
         indexer = Indexer(
             store,
             runtime.embedder,
             runtime.settings.index_batch_size,
             model_process_min=MODEL_PROCESS_MIN_RECORDS,
             locks=locks,
+            written=None if kept is None else kept.written,
         )
-        summary = IndexSummary()
-        records = Indexer.load(paths, summary)
         # Taken before the write, which adds the records it refuses to the failures.
         corpus = corpus_of(paths, records, summary.failures) if prune else None
         bar = err.is_terminal if progress_bar is None else progress_bar
         with _progress(len(records), bar) as advance:
             try:
-                indexer.write(records, summary, advance, stop=None if stop is None else stop.is_set)
+                indexer.write(records, summary, advance, stop=stopped)
             except (StoreUnavailable, EmbeddingModelError):
                 # The batches written so far stay written: say how far the run got. The counts
                 # are of confirmed writes; a batch whose write the store did not answer may be
@@ -86,7 +98,13 @@ def run_index(
                     "interrupted by %s %s", stop.signal.name, _how_far(summary, len(records))
                 )
         elif corpus is not None:
+            if kept is not None:
+                kept.writes_done()
             log.info("%s", prune_and_report(store, corpus, locks))
+            if kept is not None:
+                kept.pruned()
+        if kept is not None:
+            kept.finish()
         return summary
 
 

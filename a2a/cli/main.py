@@ -161,7 +161,14 @@ def index(
     with stop_on_signals(say_stopping, exit_on_second) as stop:
         try:
             summary = run_index(
-                runtime, paths, stop=stop, progress_bar=progress, shared_locks=True, prune=prune
+                runtime,
+                paths,
+                stop=stop,
+                progress_bar=progress,
+                shared_locks=True,
+                prune=prune,
+                snapshot=True,
+                tenant=tenant,
             )
         except (StoreUnavailable, EmbeddingModelError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")

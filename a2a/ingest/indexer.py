@@ -21,6 +21,7 @@ from a2a.errors import FileParseError
 from a2a.ingest import LoadedFile, discover, load_file
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
+from a2a.store.pages import StoredRecord
 
 #: Records embedded and written per batch (capped by Chroma's max batch size, 5,461
 #: embedded). Chroma's per-call cost is large: at 10k records, batches of 5,000 indexed
@@ -92,6 +93,9 @@ class Indexer:
     - `locks`: the changed records' locks, shared with the replicas of the service on a
       Redis, held while each batch's stored records are read and rewritten (None: no
       shared Redis).
+    - `written(stored, vectors)`: called after each batch Chroma stored, with the records
+      as stored (StoredRecord: content hash, `updated_at`) and their vectors, in order
+      (`cstp index` keeps its search index with it: a2a.app.kept_index).
     """
 
     store: DecisionStore
@@ -101,6 +105,7 @@ class Indexer:
     model_process_min: int | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     locks: WriterLocks | None = None
+    written: Callable[[Sequence[StoredRecord], Vectors], None] | None = None
 
     @staticmethod
     def load(paths: Sequence[Path], summary: IndexSummary) -> list[DecisionRecord]:
@@ -262,7 +267,9 @@ class Indexer:
                 refused = {record.id for record, _ in kept.refused}
                 vectors = vectors[[r.id not in refused for r in changed]]
             if kept.records:
-                self.store.upsert(kept.records, vectors)
+                stored = self.store.upsert(kept.records, vectors)
+                if self.written is not None:
+                    self.written(stored, vectors)
         return kept.refused
 
 
