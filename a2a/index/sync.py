@@ -405,12 +405,13 @@ class LiveIndex:
             )
         else:
             now = index.partial_graph
+            done = 0 if now is None else len(now)
             log.info(
-                "search index graph build stopped after %d of %d rows (%.1f s); the next"
-                " build goes on from them",
-                0 if now is None else len(now),
+                "search index graph build stopped after %d of %d rows (%.1f s)%s",
+                done,
                 len(index),
                 elapsed,
+                "; the next build goes on from them" if done else "",
             )
         return built
 
