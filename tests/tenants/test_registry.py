@@ -4,6 +4,7 @@ first use, and bounded however many tenant names calls make up."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -123,11 +124,24 @@ async def test_concurrent_calls_under_a_tiny_memory_budget_all_answer_in_full(
     settings = _budgeted(tmp_path, mib=1)
     tenants = [f"t{n}" for n in range(4)]
     async with served_app(settings, load_embedder(FAST_MODEL)) as (_, client):
-        for tenant in tenants:
-            for n in range(60):
-                decision = {"id": f"{tenant}-{n}", "title": f"Kafka billing decision {n}"}
-                params = {"decision": decision, "tenant": tenant}
-                await answer(client, "cstp.recordDecision", params)
+        for tenant in tenants:  # each tenant's 60 in two JSON-RPC batches (at most 50 a batch)
+            for half in (range(30), range(30, 60)):
+                batch = [
+                    rpc_call(
+                        "cstp.recordDecision",
+                        {
+                            "decision": {
+                                "id": f"{tenant}-{n}",
+                                "title": f"Kafka billing decision {n}",
+                            },
+                            "tenant": tenant,
+                        },
+                        id=n,
+                    )
+                    for n in half
+                ]
+                answers = (await client.post("/cstp", json=batch)).json()
+                assert [a["result"]["created"] for a in answers] == [True] * 30, answers
 
         async def stats(tenant: str) -> int:
             found = await answer(client, "cstp.getStats", {"tenant": tenant})
@@ -194,6 +208,34 @@ async def _record_org_corpus(client: httpx.AsyncClient, tenants: list[str]) -> N
             await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": tenant})
 
 
+#: The tenants of `org_corpus`; `union_corpus` holds the first four.
+ORG_TENANTS = [f"t{n}" for n in range(5)]
+
+
+def _recorded(folder: Path, embedder: Embedder, tenants: list[str]) -> Path:
+    """A data folder under `folder` holding the org corpus of `tenants`, recorded over the
+    app as each test did before; tests serve copies of it."""
+    data_dir = folder / "data"
+
+    async def record() -> None:
+        settings = load_settings(data_dir=data_dir, agent_id="test-agent")
+        async with served_app(settings, embedder) as (_, client):
+            await _record_org_corpus(client, tenants)
+
+    asyncio.run(record())
+    return data_dir
+
+
+@pytest.fixture(scope="module")
+def org_corpus(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    return _recorded(tmp_path_factory.mktemp("org-corpus"), embedder, ORG_TENANTS)
+
+
+@pytest.fixture(scope="module")
+def union_corpus(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    return _recorded(tmp_path_factory.mktemp("union-corpus"), embedder, ORG_TENANTS[:4])
+
+
 async def _merged(
     client: httpx.AsyncClient, tenants: list[str], query: dict[str, Any]
 ) -> list[dict[str, Any]]:
@@ -222,14 +264,14 @@ async def _merged(
     ids=["semantic", "keyword", "hybrid-explain", "reasons-max-distance", "recency"],
 )
 async def test_org_level_search_is_every_tenants_own_answer_merged(
-    settings: Settings, embedder: Embedder, extra: dict[str, Any]
+    settings: Settings, embedder: Embedder, org_corpus: Path, extra: dict[str, Any]
 ) -> None:
     # Org-level search reads what a hit shows only for hits that can still make the list,
     # in two worker calls side by side: the list must be that of every tenant's whole
     # answer, merged (module a2a.app.org), field for field.
-    tenants = [f"t{n}" for n in range(5)]
+    tenants = ORG_TENANTS
+    shutil.copytree(org_corpus, settings.data_dir)
     async with served_app(settings, embedder) as (_, client):
-        await _record_org_corpus(client, tenants)
         query = {"query": "kafka billing events", "limit": 7, **extra}
         org = await answer(client, "cstp.queryDecisions", {**query, "tenant": "*"})
         merged = await _merged(client, tenants, query)
@@ -264,19 +306,19 @@ async def test_a_tenant_created_after_the_first_listing_is_listed_and_searched(
 
 @pytest.mark.parametrize("where", ["event loop", "worker"])
 async def test_org_level_semantic_search_walks_one_union_graph_and_answers_the_same(
-    settings: Settings, embedder: Embedder, where: str
+    settings: Settings, embedder: Embedder, union_corpus: Path, where: str
 ) -> None:
     # Past UnionGraphs.min_rows (lowered here from 50,000), one graph over the granted
     # tenants proposes every tenant's candidates (a2a.index.union_graph): the list must be
     # every tenant's own answer merged, also for a decision written after the graph; on
     # the event loop (an idle pool: as a query of its work) or in a worker.
-    tenants = [f"t{n}" for n in range(4)]
+    tenants = ORG_TENANTS[:4]
+    shutil.copytree(union_corpus, settings.data_dir)
     async with served_app(settings, embedder) as (app, client):
         registry: Tenants = app.state.cstp.tenants
         registry.unions.min_rows = 0
         if where == "worker":
             registry.stack(DEFAULT_TENANT).services.query.inline = InlinePolicy.never()
-        await _record_org_corpus(client, tenants)
         queries = [
             {"query": "kafka billing events", "limit": 7},
             {"query": "postgres cache", "limit": 5, "includeReasons": True, "maxDistance": 0.9},
