@@ -206,6 +206,15 @@ def rpc_call(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:
     return body
 
 
+def _run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every pytest-xdist worker of this run shares (the base temporary folder
+    without xdist): the first worker to need a template store makes it there, under a
+    lock, and the others wait and reuse it (never written after it is made)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.getbasetemp().parent
+    return tmp_path_factory.getbasetemp()
+
+
 @pytest.fixture(scope="session")
 def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder holding the ADR corpus indexed with the default model, made once.
@@ -217,11 +226,7 @@ def adr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.adr_vectors import StoredVectors
 
     require_shared()
-    # Under pytest-xdist the workers share one run directory: the first to get here indexes
-    # the corpus, the others wait on the lock and reuse it (never written after it is made).
-    shared = tmp_path_factory.getbasetemp().parent
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = tmp_path_factory.getbasetemp()
+    shared = _run_directory(tmp_path_factory)
     data_dir = shared / "adr-store-template"
     with FileLock(str(shared / "adr-store-template.lock")):
         if not (data_dir / "indexed").exists():
@@ -249,24 +254,47 @@ EXAMPLES_TOKENS = {
 
 @pytest.fixture(scope="session")
 def examples_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One real `cstp serve` over the example decisions (default model, auth on with
-    EXAMPLES_TOKENS), started once a session for the modules that only read them (the CLI's
-    client commands, scripts/smoke.sh, the README's MCP example); its base URL.
+    """One real `cstp serve` over a copy of the example decisions indexed once a run
+    (_examples_store: default model; auth on with EXAMPLES_TOKENS), started once a session
+    for the modules that only read them (the CLI's client commands, scripts/smoke.sh, the
+    README's MCP example); its base URL.
 
     A module that writes, limits or stops its server starts its own.
     """
     from tests.servers import free_port, start_cstp, stop
 
     port = free_port()
+    data_dir = tmp_path_factory.mktemp("examples-service")
+    copy_store(_examples_store(tmp_path_factory), data_dir)
     env = {
-        "CSTP_DATA_DIR": str(tmp_path_factory.mktemp("examples-service")),
+        "CSTP_DATA_DIR": str(data_dir),
         "CSTP_AUTH_TOKENS": ",".join(f"{a}:{t}" for a, t in EXAMPLES_TOKENS.items()),
     }
-    server = start_cstp(port, env, "--index", str(REPO / "examples" / "decisions"))
+    server = start_cstp(port, env)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(server)
+
+
+def _examples_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder holding the example decisions as `cstp index` with the default model
+    writes them, made once a run for every worker (the model takes seconds over them;
+    `cstp serve --index` is tested where it is the subject, tests/test_cli.py)."""
+    from tests.servers import cstp
+
+    shared = _run_directory(tmp_path_factory)
+    data_dir = shared / "examples-store-template"
+    with FileLock(str(shared / "examples-store-template.lock")):
+        if not (data_dir / "indexed").exists():
+            shutil.rmtree(data_dir, ignore_errors=True)
+            indexed = cstp(
+                "index", str(REPO / "examples" / "decisions"), env={"CSTP_DATA_DIR": str(data_dir)}
+            )
+            assert indexed.returncode == 0, indexed.stderr
+            assert "48 new, 0 updated, 0 unchanged, 0 failed" in indexed.stderr, indexed.stderr
+            (data_dir / "indexed").write_text(indexed.stderr)
+    return data_dir
 
 
 def copy_store(template: Path, data_dir: Path) -> None:
