@@ -15,9 +15,11 @@ from a2a.client.errors import (
     TransportError,
     UnauthorizedError,
 )
+from a2a.client.peers import ListPeersResult, PeerInfo
 from a2a.client.precedents import render_precedents
 from a2a.query.results import DecisionSummary, QueryDecisionsResult
 from a2a.records.summary import DecisionMetadata
+from a2a.results import PeerDetail, PeerError, PeersBlock
 from a2a.similarity.results import FindSimilarDecisionsResult
 
 #: The result types the calls return are exported with the client (its public API).
@@ -32,8 +34,13 @@ __all__ = [
     "InternalError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "ListPeersResult",
     "MethodNotFoundError",
     "ParseError",
+    "PeerDetail",
+    "PeerError",
+    "PeerInfo",
+    "PeersBlock",
     "QueryDecisionsResult",
     "RateLimitedError",
     "SaturatedError",

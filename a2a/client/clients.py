@@ -9,6 +9,7 @@ import httpx
 
 from a2a.client.decisions import AsyncDecisionCalls, DecisionCalls
 from a2a.client.errors import TransportError
+from a2a.client.peers import LIST_PEERS, ListPeersResult, PeerNames, peers_param
 from a2a.client.tenants import LIST_TENANTS, ListTenantsResult, with_tenant
 from a2a.client.wire import DEFAULT_URL, RequestIds, endpoint, headers, read_result, request_body
 from a2a.docs.models import SearchDocsResult
@@ -28,6 +29,7 @@ def _query_params(query: str, filters: dict[str, Any] | None, **options: Any) ->
         "explain": "explain",
         "max_distance": "maxDistance",
         "recency_half_life_days": "recencyHalfLifeDays",
+        "peers": "peers",
     }
     params: dict[str, Any] = {"query": query}
     if filters:
@@ -41,6 +43,7 @@ def _similar_params(
     decision_id: str | None,
     filters: dict[str, Any] | None,
     limit: int | None,
+    peers: PeerNames | None = None,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if proposal is not None:
@@ -51,6 +54,8 @@ def _similar_params(
         params["filters"] = filters
     if limit is not None:
         params["limit"] = limit
+    if peers is not None:
+        params["peers"] = peers_param(peers)
     return params
 
 
@@ -97,12 +102,16 @@ class CSTPClient(DecisionCalls):
         explain: bool | None = None,
         max_distance: float | None = None,
         recency_half_life_days: float | None = None,
+        peers: PeerNames | None = None,
     ) -> QueryDecisionsResult:
         """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
 
         `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
         `max_distance` (cosine distance in [0, 2]) leaves out results farther than it;
         `recency_half_life_days` (> 0) orders by similarity halved every that many days.
+        `peers` (peer names, or "*" for all: list_peers names them) asks the service's peers
+        too: one list, each decision's `peer` its peer's name (None: the service's own),
+        with the result's `peers` block, `merge` and `partial` (a2a.client.peers).
         """
         params = _query_params(
             query,
@@ -113,6 +122,7 @@ class CSTPClient(DecisionCalls):
             explain=explain,
             max_distance=max_distance,
             recency_half_life_days=recency_half_life_days,
+            peers=peers_param(peers),
         )
         return QueryDecisionsResult.model_validate(self.call("cstp.queryDecisions", params))
 
@@ -122,9 +132,12 @@ class CSTPClient(DecisionCalls):
         decision_id: str | None = None,
         filters: dict[str, Any] | None = None,
         limit: int | None = None,
+        peers: PeerNames | None = None,
     ) -> FindSimilarDecisionsResult:
-        """cstp.findSimilarDecisions: by a `proposal` ({tags, category, stakes}) or a stored id."""
-        params = _similar_params(proposal, decision_id, filters, limit)
+        """cstp.findSimilarDecisions: by a `proposal` ({tags, category, stakes}) or a stored
+        id; `peers` (names or "*") asks the service's peers too, by proposal only (a
+        decision id names a decision of this service: -32602 `peers`), merged by rank."""
+        params = _similar_params(proposal, decision_id, filters, limit, peers)
         return FindSimilarDecisionsResult.model_validate(
             self.call("cstp.findSimilarDecisions", params)
         )
@@ -144,6 +157,11 @@ class CSTPClient(DecisionCalls):
     def list_tenants(self) -> ListTenantsResult:
         """cstp.listTenants: the tenants this token may use that exist, with their counts."""
         return ListTenantsResult.model_validate(self.call(LIST_TENANTS, {}))
+
+    def list_peers(self) -> ListPeersResult:
+        """cstp.listPeers: the peer services this one may ask with `peers`, each with its
+        reachability, circuit and embedding model (none without a peers file)."""
+        return ListPeersResult.model_validate(self.call(LIST_PEERS, {}))
 
     def close(self) -> None:
         """Close the HTTP connection pool."""
@@ -193,13 +211,9 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         explain: bool | None = None,
         max_distance: float | None = None,
         recency_half_life_days: float | None = None,
+        peers: PeerNames | None = None,
     ) -> QueryDecisionsResult:
-        """cstp.queryDecisions; `filters` in wire form (`{"status": ["decided"]}`).
-
-        `retrieval_mode` is "semantic", "keyword" or "hybrid" (None: the server's default);
-        `max_distance` (cosine distance in [0, 2]) leaves out results farther than it;
-        `recency_half_life_days` (> 0) orders by similarity halved every that many days.
-        """
+        """See CSTPClient.query_decisions."""
         params = _query_params(
             query,
             filters,
@@ -209,6 +223,7 @@ class AsyncCSTPClient(AsyncDecisionCalls):
             explain=explain,
             max_distance=max_distance,
             recency_half_life_days=recency_half_life_days,
+            peers=peers_param(peers),
         )
         result = await self.call("cstp.queryDecisions", params)
         return QueryDecisionsResult.model_validate(result)
@@ -219,9 +234,10 @@ class AsyncCSTPClient(AsyncDecisionCalls):
         decision_id: str | None = None,
         filters: dict[str, Any] | None = None,
         limit: int | None = None,
+        peers: PeerNames | None = None,
     ) -> FindSimilarDecisionsResult:
-        """cstp.findSimilarDecisions: by a `proposal` ({tags, category, stakes}) or a stored id."""
-        params = _similar_params(proposal, decision_id, filters, limit)
+        """See CSTPClient.find_similar_decisions."""
+        params = _similar_params(proposal, decision_id, filters, limit, peers)
         result = await self.call("cstp.findSimilarDecisions", params)
         return FindSimilarDecisionsResult.model_validate(result)
 
@@ -240,6 +256,10 @@ class AsyncCSTPClient(AsyncDecisionCalls):
     async def list_tenants(self) -> ListTenantsResult:
         """See CSTPClient.list_tenants."""
         return ListTenantsResult.model_validate(await self.call(LIST_TENANTS, {}))
+
+    async def list_peers(self) -> ListPeersResult:
+        """See CSTPClient.list_peers."""
+        return ListPeersResult.model_validate(await self.call(LIST_PEERS, {}))
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

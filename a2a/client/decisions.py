@@ -85,9 +85,13 @@ class DecisionCalls:
         params = review_params(decision_id, outcome, status, lessons, reviewed_at)
         return DecisionMetadata.model_validate(self.call("cstp.reviewDecision", params))
 
-    def get_decision(self, decision_id: str) -> DecisionResult:
-        """cstp.getDecision: the whole record."""
-        return DecisionResult.model_validate(self.call("cstp.getDecision", {"id": decision_id}))
+    def get_decision(self, decision_id: str, *, peer: str | None = None) -> DecisionResult:
+        """cstp.getDecision: the whole record; with `peer` (a decision's `peer` in a
+        federated answer) that peer service's record, its `peer` set. A peer that does not
+        answer raises StoreUnavailableError (-32003, `data` {"peer": name})."""
+        return DecisionResult.model_validate(
+            self.call("cstp.getDecision", _given(id=decision_id, peer=peer))
+        )
 
     def list_decisions(
         self,
@@ -180,9 +184,9 @@ class AsyncDecisionCalls:
         params = review_params(decision_id, outcome, status, lessons, reviewed_at)
         return DecisionMetadata.model_validate(await self.call("cstp.reviewDecision", params))
 
-    async def get_decision(self, decision_id: str) -> DecisionResult:
+    async def get_decision(self, decision_id: str, *, peer: str | None = None) -> DecisionResult:
         """See DecisionCalls.get_decision."""
-        result = await self.call("cstp.getDecision", {"id": decision_id})
+        result = await self.call("cstp.getDecision", _given(id=decision_id, peer=peer))
         return DecisionResult.model_validate(result)
 
     async def list_decisions(
