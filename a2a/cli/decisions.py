@@ -18,6 +18,7 @@ from rich.table import Table
 from a2a.cli import exit_codes
 from a2a.cli.options import (  # the shared options, by the names this module has always used
     Connection,
+    PeerName,
     Tenant,
     TenantOrEvery,
     shared_options,
@@ -145,12 +146,14 @@ def review(
 def get(
     decision_id: Annotated[str, typer.Argument(metavar="ID")],
     tenant: Tenant = None,
+    peer: PeerName = None,
     *,
     connection: Connection,
 ) -> None:
-    """Print one whole decision record (cstp.getDecision)."""
+    """Print one whole decision record (cstp.getDecision); with --peer, a peer service's
+    (a row of `cstp query --peers` whose peer column names it)."""
     with _client(connection, tenant) as client:
-        record = client.get_decision(decision_id)
+        record = client.get_decision(decision_id, peer=peer)
     out = _out(connection.as_json)
     if connection.as_json:
         out.print_json(json.dumps(to_wire(record)))

@@ -23,6 +23,7 @@ from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
 from a2a.cli.indexing import exit_on_second, run_index, say_stopping
 from a2a.cli.options import tenant_name
+from a2a.cli.peers import peers
 from a2a.cli.query import query
 from a2a.cli.search import docs, similar
 from a2a.cli.tenants import tenants
@@ -460,6 +461,7 @@ for name, command in {**decisions.COMMANDS, **lifecycle.COMMANDS}.items():
 app.command("similar", cls=PlainHelpCommand)(similar)
 app.command("docs", cls=PlainHelpCommand)(docs)
 app.command("tenants", cls=PlainHelpCommand)(tenants)
+app.command("peers", cls=PlainHelpCommand)(peers)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

@@ -85,6 +85,40 @@ TenantOrEvery = Annotated[
         help=f"{_TENANT_HELP} `*`: every tenant the token is granted, as one list.",
     ),
 ]
+
+
+def peer_names(value: str | None) -> list[str] | str | None:
+    """`--peers`' parse: `*` as is (every configured peer), else comma-separated names as a
+    list (`b,c` -> ["b", "c"]); exit 2 when no name is left. The service checks the names
+    (-32602 naming an unknown one)."""
+    if value is None or value.strip() == "*":
+        return None if value is None else "*"
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise typer.BadParameter("name at least one peer (b,c), or `*` for every one")
+    return names
+
+
+#: `--peers` of the search commands (query, similar): CONTRACT.md, Federation.
+PeerList = Annotated[
+    str | None,
+    typer.Option(
+        "--peers",
+        metavar="NAME,NAME|*",
+        callback=peer_names,
+        help="Also ask these peer services (`cstp peers` lists them; `*`: every one), as one"
+        " list with a peer column; a peer that fails is left out and named below the table.",
+    ),
+]
+#: `--peer` of `cstp get`: the decision is a peer service's.
+PeerName = Annotated[
+    str | None,
+    typer.Option(
+        "--peer",
+        metavar="NAME",
+        help="Read the decision from this peer service (the peer column of `query --peers`).",
+    ),
+]
 Category = Annotated[
     str | None,
     typer.Option(

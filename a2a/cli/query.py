@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from a2a.cli import exit_codes, options
-from a2a.client import QueryDecisionsResult, precedents
+from a2a.client import FindSimilarDecisionsResult, QueryDecisionsResult, precedents
 from a2a.client.clients import CSTPClient
-from a2a.client.errors import CSTPError, TransportError, UnauthorizedError
+from a2a.client.errors import CSTPError, InvalidParamsError, TransportError, UnauthorizedError
+from a2a.client.peers import missing_peers, peers_summary
 from a2a.client.table import decisions_table
 from a2a.errors import SettingsError
 from a2a.rpc.protocol import to_wire
@@ -63,7 +64,8 @@ def query_params(query: str, filters: dict[str, Any], **extra: Any) -> dict[str,
 
 def print_error(exc: CSTPError, err: Console, token: str | None) -> None:
     """`error CODE: message data` on `err`; for -32001, what to do about the token that
-    was sent (`token`; None or empty when none was)."""
+    was sent (`token`; None or empty when none was); for a -32602 naming `peers` or `peer`,
+    the option and reason (peer_hints); for -32003 naming a peer, that the peer failed."""
     detail = f" {json.dumps(exc.data)}" if exc.data is not None else ""
     label = f"error {exc.code}" if exc.code else "error"  # 0: no JSON-RPC answer at all
     err.print(f"[red]{label}:[/red] {escape(exc.message + detail)}", markup=True)
@@ -74,6 +76,39 @@ def print_error(exc: CSTPError, err: Console, token: str | None) -> None:
             else "the service does not know this token (CSTP_TOKEN or --token)"
         )
         err.print(hint, markup=False)
+    if isinstance(exc, InvalidParamsError):
+        for line in peer_hints(exc):
+            err.print(line, markup=False)
+    peer = exc.data.get("peer") if isinstance(exc.data, dict) else None
+    if isinstance(peer, str):  # -32003 of getDecision with a peer: that peer, not our store
+        err.print(
+            f"the peer service {peer} did not answer usably; `cstp peers` shows its state",
+            markup=False,
+        )
+
+
+def peer_hints(exc: InvalidParamsError) -> list[str]:
+    """For a -32602 naming `peers`, `peers[i]` or `peer`: one line per such field with the
+    option it came from (`--peers: unknown peer 'x'`), then, for an unknown name, where to
+    find the peers' names; [] when it names none of them."""
+    named = [
+        e for e in exc.errors if str(e.get("field", "")).partition("[")[0] in ("peers", "peer")
+    ]
+    lines = [f"--{e['field'].partition('[')[0]}: {e.get('reason', '')}" for e in named]
+    if any(e["field"] != "peers" for e in named):  # a name it does not know
+        lines.append("`cstp peers` lists the peer services this one can ask (CSTP_PEERS_FILE)")
+    return lines
+
+
+def print_peers(result: QueryDecisionsResult | FindSimilarDecisionsResult, out: Console) -> None:
+    """Below a federated answer's table: how many peers answered and how the lists were
+    merged, then one line per peer that failed or was skipped (its name, status, reason).
+    Nothing for an answer without peers."""
+    if result.peers is None:
+        return
+    out.print(peers_summary(result.peers, result.merge), markup=False)
+    for line in missing_peers(result.peers):
+        out.print(line, markup=False)
 
 
 def run_query(
@@ -105,7 +140,9 @@ def run_query(
     # why the list is empty better than "no relevant precedents".
     if note := precedents.result_note(result):
         out.print(note, markup=False)
-    out.print(decisions_table(result, tenants=params.get("tenant") == "*"))
+    asked = "peers" in params
+    out.print(decisions_table(result, tenants=params.get("tenant") == "*", peers=asked))
+    print_peers(result, out)
     return exit_codes.OK
 
 
@@ -132,12 +169,16 @@ def query(
         typer.Option("--reasons", help="Ask for each decision's reason types; shown as a column."),
     ] = False,
     tenant: options.TenantOrEvery = None,
+    peers: options.PeerList = None,
     after: options.OldAfter = None,
     before: options.OldBefore = None,
     *,
     connection: options.Connection,
 ) -> None:
-    """Ask a running service for decisions (cstp.queryDecisions) and print them."""
+    """Ask a running service for decisions (cstp.queryDecisions) and print them.
+
+    With --peers, its peer services are asked too: one list with a peer column, then a line
+    per peer that failed or was skipped (the answer is still given: exit 0)."""
     params = query_params(
         text,
         options.old_dates(filters, after, before),
@@ -146,6 +187,7 @@ def query(
         retrievalMode=None if mode is None else str(mode),
         maxDistance=max_distance,
         tenant=tenant,
+        peers=peers,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     base = connection.url or default_url(_settings(err))

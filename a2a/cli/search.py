@@ -15,7 +15,9 @@ from rich.table import Table
 
 from a2a.cli import options
 from a2a.cli.decisions import _client, _out
+from a2a.cli.query import print_peers
 from a2a.client import FindSimilarDecisionsResult
+from a2a.client.table import peer_of
 from a2a.rpc.protocol import to_wire
 
 
@@ -44,11 +46,13 @@ def similar(
         int | None, typer.Option(metavar="1..50", help="Most decisions returned (default 10).")
     ] = None,
     tenant: options.TenantOrEvery = None,
+    peers: options.PeerList = None,
     *,
     connection: options.Connection,
 ) -> None:
     """Decisions like a stored one (ID) or a proposal (--tag, --proposal-category,
-    --proposal-stakes), by tags, category and stakes (cstp.findSimilarDecisions)."""
+    --proposal-stakes), by tags, category and stakes (cstp.findSimilarDecisions). With
+    --peers (a proposal only), its peer services are asked too, merged by rank."""
     proposal: dict[str, Any] = {
         k: v
         for k, v in {
@@ -65,25 +69,32 @@ def similar(
             param_hint="ID",
         )
     with _client(connection, tenant) as client:
-        result = client.find_similar_decisions(proposal or None, decision_id, filters, limit)
+        result = client.find_similar_decisions(
+            proposal or None, decision_id, filters, limit, peers=peers
+        )
     out = _out(connection.as_json)
     if connection.as_json:
         out.print_json(json.dumps(to_wire(result)))
         return
     if result.reason:
         out.print(f"No similar decision: {result.reason}.", markup=False)
-    out.print(similar_table(result, tenants=tenant == "*"))
+    out.print(similar_table(result, tenants=tenant == "*", peers=peers is not None))
+    print_peers(result, out)
 
 
-def similar_table(result: FindSimilarDecisionsResult, *, tenants: bool = False) -> Table:
+def similar_table(
+    result: FindSimilarDecisionsResult, *, tenants: bool = False, peers: bool = False
+) -> Table:
     """One row per decision, most similar first: score, id, title, category, stakes, tags,
-    and each decision's tenant with `tenants` (`--tenant '*'`)."""
+    each decision's tenant with `tenants` (`--tenant '*'`), and the peer service it came
+    from with `peers` (`--peers`; empty: this service's own)."""
     table = Table(
         title=f"{result.total} similar decision(s) ({result.query_time_ms} ms)",
         title_justify="left",
     )
     columns = ("score", "id", "title", "category", "stakes", "status", "tags")
-    for name in (*columns, *(("tenant",) if tenants else ())):
+    extra = (*(("tenant",) if tenants else ()), *(("peer",) if peers else ()))
+    for name in (*columns, *extra):
         table.add_column(name, overflow="fold", justify="right" if name == "score" else "left")
     for d in result.decisions:
         table.add_row(
@@ -95,6 +106,7 @@ def similar_table(result: FindSimilarDecisionsResult, *, tenants: bool = False) 
             d.status or "",
             ", ".join(d.tags),
             *([d.tenant or ""] if tenants else []),
+            *([peer_of(d)] if peers else []),
         )
     return table
 

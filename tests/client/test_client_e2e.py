@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from a2a.cli.main import app
 from a2a.client import (
     AsyncCSTPClient,
     CSTPClient,
@@ -134,3 +136,17 @@ def test_a_dead_chroma_server_raises_store_unavailable(tmp_path: Path) -> None:
     finally:
         stop(server)
     assert (caught.value.code, caught.value.retryable) == (-32003, True)
+
+
+def test_a_service_without_peers_says_so_to_the_client_and_the_cli(url: str) -> None:
+    with CSTPClient(url, TOKEN) as client:
+        assert client.list_peers().peers == []
+        with pytest.raises(InvalidParamsError) as caught:
+            client.query_decisions("kafka", peers="*")
+    assert [e["field"] for e in caught.value.errors] == ["peers"]
+    env = {"CSTP_URL": url, "CSTP_TOKEN": TOKEN}
+    refused = CliRunner().invoke(app, ["query", "kafka", "--peers", "*"], env=env)
+    assert refused.exit_code == 1 and "-32602" in refused.stderr
+    assert "--peers: this service has no peers configured" in refused.stderr
+    listed = CliRunner().invoke(app, ["peers"], env=env)
+    assert listed.exit_code == 0 and "No peers configured" in listed.stdout

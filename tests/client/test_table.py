@@ -44,3 +44,27 @@ def test_results_ranked_by_distance_have_no_score_column() -> None:
     assert "by distance" in lines[0]
     header = next(line for line in lines if line.startswith("┃"))
     assert "score" not in header
+
+
+def test_a_federated_list_merged_by_rank_says_so_and_names_each_peer() -> None:
+    unset = dict.fromkeys(["category", "confidence", "stakes", "status", "outcome", "date"])
+    hits = [
+        {**unset, "id": "a1", "title": "Ours", "source": None, "distance": 0.7, "peer": None},
+        {**unset, "id": "a1", "title": "Theirs", "source": None, "distance": 0.2, "peer": "b"},
+    ]
+    result = QueryDecisionsResult.model_validate(
+        {
+            "decisions": hits,
+            "total": 2,
+            "query": "q",
+            "queryTimeMs": 3,
+            "agent": "x",
+            "merge": "rank",
+        }
+    )
+    console = Console(width=160, record=True, color_system=None)
+    console.print(decisions_table(result, peers=True))
+    lines = console.export_text().splitlines()
+    # Each service's distances, merged by rank: not in order, so not "by distance".
+    assert "by rank" in lines[0]
+    assert [line.split("│")[-2].strip() for line in lines if "a1" in line] == ["", "b"]
