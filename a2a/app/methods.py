@@ -88,7 +88,8 @@ def answer_methods(
         full text: cstp.getDecision gives that), their `total`, the `query`, `queryTimeMs`
         and `agent`, a `note` when a filter matches nothing stored, and `broadMatch` true
         when none of them is close enough to be on the subject (the nearest there is, not a
-        match).
+        match). With `peers` (cstp.listPeers names them) the service's peer services are
+        asked too, as one list, each decision naming its `peer`.
         """
         return with_broad_match(await source.query(params, ctx), broad_match_line)
 
@@ -113,7 +114,8 @@ def answer_methods(
         Use it when about to decide, to find precedents sharing tags and category even when
         worded differently. Returns `decisions` ranked by `score` in [0, 1], each with its
         `scoreComponents` (tag overlap, category match, stakes match) and tags, their
-        `total`, `queryTimeMs` and `agent`, and a `reason` when nothing can match.
+        `total`, `queryTimeMs` and `agent`, and a `reason` when nothing can match. With
+        `peers` and a `proposal`, the service's peer services are asked too.
         """
         return with_broad_match(await source.find_similar(params, ctx), broad_match_line)
 

@@ -129,7 +129,11 @@ class GetDecisionParams(WireModel):
     (CONTRACT.md, Federation; a2a.app.federated)."""
 
     id: DecisionId
-    peer: Annotated[StrictStr, Field(min_length=1, max_length=63)] | None = None
+    peer: Annotated[StrictStr, Field(min_length=1, max_length=63)] | None = Field(
+        default=None,
+        description="The peer service the decision came from: its `peer` in a search"
+        " answered with `peers`. Omitted: a decision of this service.",
+    )
 
 
 class ListDecisionsParams(WireModel):

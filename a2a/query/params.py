@@ -43,7 +43,15 @@ def _peer_names(value: object) -> list[str] | Literal["*"]:
 
 
 #: `peers` (CONTRACT.md, Federation): peer names (each checked against the peers file by
-#: the federated source, a2a.app.federated), or "*" for every configured peer.
+#: the federated source, a2a.app.federated), or "*" for every configured peer. Each field
+#: taking it says what it does there in its own description: MCP clients and the agents
+#: reading a tool's input schema see a property's top-level description, not one inside
+#: its `anyOf`.
+PEERS_DESCRIPTION = (
+    'Also ask these peer services (names from cstp.listPeers), or "*" for all of them: one'
+    " list of at most `limit`, each decision naming its `peer` (null: this service's own),"
+    " with a `peers` block saying which answered, `merge` and `partial`."
+)
 Peers = Annotated[
     list[str] | Literal["*"],
     PlainValidator(_peer_names),
@@ -53,8 +61,6 @@ Peers = Annotated[
                 {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 32},
                 {"const": "*"},
             ],
-            "description": 'Also ask these peer services (cstp.listPeers names them), or "*"'
-            " for all: one list, each decision naming its `peer`.",
         }
     ),
 ]
@@ -84,7 +90,7 @@ class QueryDecisionsParams(WireModel):
     exact: StrictBool = False
     recency_half_life_days: HalfLifeDays | None = None
     #: Ask these peer services too (CONTRACT.md, Federation); None: this service alone.
-    peers: Peers | None = None
+    peers: Peers | None = Field(default=None, description=PEERS_DESCRIPTION)
 
     @field_validator("query")
     @classmethod

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from a2a.query.params import MAX_LIMIT, Peers
+from a2a.query.params import MAX_LIMIT, PEERS_DESCRIPTION, Peers
 from a2a.records import Stakes
 from a2a.records.filters import QueryFilters, WireModel
 
@@ -67,7 +67,10 @@ class FindSimilarDecisionsParams(WireModel):
     filters: QueryFilters | None = None
     limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     #: Ask these peer services too, by proposal (CONTRACT.md, Federation); None: alone.
-    peers: Peers | None = None
+    peers: Peers | None = Field(
+        default=None,
+        description=f"{PEERS_DESCRIPTION} By `proposal` only: a `decisionId` is this service's.",
+    )
 
     @field_validator("decision_id")
     @classmethod

@@ -137,3 +137,21 @@ async def test_tool_calls_count_against_the_agents_rate_limit(
     limited = results[2].structured_content
     assert limited is not None and limited["code"] == -32002
     assert 1 <= limited["data"]["retryAfter"] <= 60
+
+
+async def test_the_search_tools_take_peers_with_a_description_an_agent_reads(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """CONTRACT.md, Federation: the description sits on the property itself, where MCP
+    clients read it, not inside its `anyOf`."""
+    async with mcp_session(settings, embedder) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    for name in ("cstp.queryDecisions", "cstp.findSimilarDecisions"):
+        peers = tools[name].input_schema["properties"]["peers"]
+        assert "cstp.listPeers" in peers["description"] and {"const": "*"} in peers["anyOf"]
+        assert "`peers`" in (tools[name].description or "")
+    peer = tools["cstp.getDecision"].input_schema["properties"]["peer"]
+    assert "`peers`" in peer["description"]
+    listed = tools["cstp.listPeers"]
+    assert (listed.description or "").startswith("List the peer services")
+    assert listed.output_schema is not None and listed.output_schema["required"] == ["peers"]
