@@ -160,9 +160,11 @@ def chroma_server(folder: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]
 
 
 @contextmanager
-def cstp_server(env: dict[str, str]) -> Iterator[str]:
-    """`cstp serve` with `env` on a free port: its base URL; stopped after the block."""
-    port = free_port()
+def cstp_server(env: dict[str, str], port: int | None = None) -> Iterator[str]:
+    """`cstp serve` with `env` on `port` (None: a free one, chosen here): its base URL;
+    stopped after the block. A port chosen before lets `env` name the service itself (a
+    peers file whose peer is the service)."""
+    port = free_port() if port is None else port
     server = start_cstp(port, env)
     try:
         yield f"http://127.0.0.1:{port}"

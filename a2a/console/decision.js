@@ -3,7 +3,7 @@
 import { call } from "./api.js";
 import { el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
-import { withTenant } from "./tenant.js";
+import { ownTenant, withTenant } from "./tenant.js";
 
 const dialog = () => document.getElementById("decision");
 let opener = null;
@@ -25,6 +25,7 @@ function render(record) {
   fill(
     document.getElementById("decision-fields"),
     ...field("Id", record.id),
+    ...(record.peer ? field("Peer service", record.peer) : []),
     ...field("Tenant", record.tenant),
     ...field("Date", record.date ? record.date.replace("T", " ").replace("Z", " UTC") : null),
     ...field("Category", record.category),
@@ -54,14 +55,19 @@ function render(record) {
   dialog().dataset.id = record.id;
   if (record.tenant) dialog().dataset.tenant = record.tenant;
   else delete dialog().dataset.tenant;
+  if (record.peer) dialog().dataset.peer = record.peer;
+  else delete dialog().dataset.peer;
 }
 
 /** Fetch decision `id` of `tenant` (default: the chosen one; a result names its own) and
- * show it; `from` gets the focus back when the dialog closes. */
-export async function openDecision(id, from = null, tenant = undefined) {
+ * show it; `from` gets the focus back when the dialog closes. A decision of peer service
+ * `peer` is read from that peer (`peer` on the call): its tenant is the peer's, so the call
+ * names one of ours (CONTRACT.md, Federation: whole records). */
+export async function openDecision(id, from = null, tenant = undefined, peer = null) {
   opener = from;
+  const params = peer ? withTenant({ id, peer }, ownTenant()) : withTenant({ id }, tenant ?? undefined);
   try {
-    const record = await call("cstp.getDecision", withTenant({ id }, tenant ?? undefined));
+    const record = await call("cstp.getDecision", params);
     clearError();
     render(record);
     if (!dialog().open) dialog().showModal();

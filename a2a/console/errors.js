@@ -22,6 +22,10 @@ export function describe(error) {
     case -32002:
       return ["Rate limited.", [error.retryAfter !== null ? `Retry in ${seconds(error.retryAfter)}.` : "Retry shortly."]];
     case -32003:
+      // A peer service's decision (getDecision with `peer`): that peer failed, not our store.
+      if (typeof data.peer === "string") {
+        return ["A peer service did not answer.", [`Peer ${data.peer}: ${error.message}. Its state is listed under the search form.`]];
+      }
       return ["The store is down.", ["ChromaDB is unavailable or failing. Retry once it is back; /ready says when."]];
     case -32004:
       return ["This token lacks a scope.", [`The call needs the "${data.requiredScope ?? "?"}" scope.`]];

@@ -1,4 +1,4 @@
-// The console's entry point: the token, the tenant, the three views, and the shared filters.
+// The console's entry point: the token, the tenant, the peers, the three views, and the shared filters.
 
 import { setToken, token } from "./api.js";
 import { setupBrowse, showBrowse } from "./browse.js";
@@ -8,6 +8,7 @@ import { fill } from "./dom.js";
 import { clearError } from "./errors.js";
 import { showFilterCount } from "./filters.js";
 import { searchesStarted, setupSearch } from "./search.js";
+import { loadPeers } from "./peers.js";
 import { refreshValues } from "./store-values.js";
 import { loadTenants, setupTenants } from "./tenant.js";
 
@@ -55,9 +56,9 @@ function setupToken() {
     verdict = null;
     clearError();
     showTokenState();
-    // The token's tenants first: every call after names one of them.
+    // The token's tenants and peers first: every call after names one of them.
     const searches = searchesStarted();
-    await loadTenants();
+    await Promise.all([loadTenants(), loadPeers()]);
     rerun(searches);
   });
   document.getElementById("token-forget").addEventListener("click", () => {
@@ -65,8 +66,9 @@ function setupToken() {
     input.value = "";
     verdict = null;
     showTokenState();
-    // The tenants were the forgotten token's: none (or, with auth off, every one) now.
+    // The tenants and peers were the forgotten token's: none (or, with auth off, every one) now.
     loadTenants();
+    loadPeers();
   });
   document.addEventListener("cstp-token", (event) => {
     // A late answer about a token since replaced or forgotten says nothing about this one.
@@ -118,3 +120,4 @@ setupTenants(() => {
   rerun();
 });
 loadTenants().then(refreshValues);
+loadPeers();

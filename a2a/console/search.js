@@ -1,6 +1,7 @@
-// Search: cstp.queryDecisions with the query, every filter, the mode and maxDistance. The
-// result list says when it is a broad match (the result's `broadMatch`) or no match, as
-// `cstp query` does (matching.js).
+// Search: cstp.queryDecisions with the query, every filter, the mode and maxDistance, and
+// the service's peers when "Include peers" is ticked (peers.js). The result list says when
+// it is a broad match (the result's `broadMatch`) or no match, as `cstp query` does
+// (matching.js), and which peer service each decision came from.
 
 import { call } from "./api.js";
 import { openDecision } from "./decision.js";
@@ -8,12 +9,14 @@ import { day, el, fill, fixed, text } from "./dom.js";
 import { clearError, showError } from "./errors.js";
 import { collapseFiltersWhenNarrow, currentFilters, numberOf } from "./filters.js";
 import { distanceShape, matchNote, matching } from "./matching.js";
+import { showAnswerPeers, withPeers } from "./peers.js";
 import { severalTenants, withTenant } from "./tenant.js";
 
-/** The params of the search form, as sent on the wire ("All tenants": `tenant: "*"`). */
+/** The params of the search form, as sent on the wire ("All tenants": `tenant: "*"`;
+ * "Include peers": `peers: "*"`). */
 export function searchParams() {
   const f = document.getElementById("search-form").elements;
-  const params = withTenant({ query: f.query.value });
+  const params = withPeers(withTenant({ query: f.query.value }));
   const filters = currentFilters();
   if (filters) params.filters = filters;
   if (f.retrievalMode.value) params.retrievalMode = f.retrievalMode.value;
@@ -50,18 +53,21 @@ function resultItem(decision, threshold) {
   const meta = [day(decision.date), text(decision.category), `confidence ${fixed(decision.confidence)}`,
     `stakes ${text(decision.stakes)}`, text(decision.status), `outcome ${text(decision.outcome)}`];
   const tenant = decision.tenant ?? null;
+  // A peer service's decision (`peer` its name; null or absent: this service's own).
+  const peer = typeof decision.peer === "string" ? decision.peer : null;
   // The tenant is worth a chip only when there are several to tell apart.
   const chip = tenant !== null && severalTenants();
   const button = el(
     "button",
-    { type: "button", class: "result", "data-id": decision.id, "data-tenant": tenant },
+    { type: "button", class: "result", "data-id": decision.id, "data-tenant": tenant, "data-peer": peer },
     el("span", { class: "result-title" }, text(decision.title)),
     el("span", { class: "result-id" }, decision.id),
+    peer !== null ? el("span", { class: "result-peer", title: "from this peer service" }, `peer ${peer}`) : null,
     chip ? el("span", { class: "result-tenant" }, `tenant ${tenant}`) : null,
     el("span", { class: "result-meta" }, meta.join(" · ")),
     distanceBar(decision.distance, threshold),
   );
-  button.addEventListener("click", () => openDecision(decision.id, button, tenant));
+  button.addEventListener("click", () => openDecision(decision.id, button, tenant, peer));
   return el("li", {}, button);
 }
 
@@ -116,7 +122,9 @@ async function search(event) {
     showNote("search-note", result.note);
     showNote("stale-note", staleNote(result.stale), result.stale ? "stale" : null);
     results.dataset.total = String(result.total);
-    fill(status, `${result.total} decision${result.total === 1 ? "" : "s"} in ${result.queryTimeMs} ms`);
+    const peers = showAnswerPeers(result);
+    const took = `${result.total} decision${result.total === 1 ? "" : "s"} in ${result.queryTimeMs} ms`;
+    fill(status, peers ? `${took} · ${peers}` : took);
     status.dataset.state = "done";
     collapseFiltersWhenNarrow();
   } catch (error) {

@@ -23,6 +23,14 @@ export function listedTenants() {
   return listed.map((t) => t.name);
 }
 
+/** One tenant of ours for a call that takes no "*" but reads no tenant's data (getDecision
+ * of a peer's decision): the chosen one, or the first listed with "All tenants"; null when
+ * none was listed (the call then names none). */
+export function ownTenant() {
+  const chosen = chosenTenant();
+  return chosen === EVERY ? (listed[0]?.name ?? null) : chosen;
+}
+
 /** `params` with `tenant` (default: the chosen one) when there is one. */
 export function withTenant(params, tenant = chosenTenant()) {
   return tenant ? { ...params, tenant } : params;

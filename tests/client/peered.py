@@ -1,7 +1,6 @@
-"""A `cstp serve` with peers, for the doors' federation tests (client, CLI, console): one
-real process over the example decisions whose peers file names the service itself and a
-dead port, so a federated call has one peer that answers and one that fails, at the cost
-of one server."""
+"""A `cstp serve` with peers, for the doors' federation tests (client, CLI, console): a peers
+file naming the service itself and a dead port, so a federated call has one peer that
+answers and one that fails, at the cost of no server more than the one under test."""
 
 from __future__ import annotations
 
@@ -21,24 +20,33 @@ GONE = "gone"
 MODEL = "wordllama-l2-supercat-256"
 
 
+#: The variable the peers file names for the token sent to SELF.
+TOKEN_ENV = "CSTP_TEST_PEER_TOKEN"
+
+
+def self_and_gone(path: Path, port: int, token: str) -> dict[str, str]:
+    """Write a peers file at `path` naming SELF (the service on `port`, called with `token`)
+    and GONE (a free port, nothing listening); the settings that give it to the service."""
+    dead = free_port()
+    path.write_text(
+        f'[[peer]]\nname = "{SELF}"\nurl = "http://127.0.0.1:{port}"\n'
+        f'token_env = "{TOKEN_ENV}"\n\n'
+        f'[[peer]]\nname = "{GONE}"\nurl = "http://127.0.0.1:{dead}"\n'
+    )
+    return {"CSTP_PEERS_FILE": str(path), TOKEN_ENV: token}
+
+
 @contextmanager
 def peered_server(folder: Path, token: str, **env: str) -> Iterator[str]:
     """`cstp serve` (auth on: agent `ops` with `token`, the static WordLlama model) over the
-    example decisions, peers SELF and GONE, its token for SELF read from the environment
-    (`token_env`); its base URL, stopped after the block."""
-    port, dead = free_port(), free_port()
-    peers = folder / "peers.toml"
-    peers.write_text(
-        f'[[peer]]\nname = "{SELF}"\nurl = "http://127.0.0.1:{port}"\n'
-        'token_env = "CSTP_TEST_PEER_TOKEN"\n\n'
-        f'[[peer]]\nname = "{GONE}"\nurl = "http://127.0.0.1:{dead}"\n'
-    )
+    example decisions, peers SELF and GONE (self_and_gone); its base URL, stopped after the
+    block."""
+    port = free_port()
     environment = {
         "CSTP_DATA_DIR": str(folder / "data"),
         "CSTP_EMBEDDING_MODEL": MODEL,
         "CSTP_AUTH_TOKENS": f"ops:{token}",
-        "CSTP_PEERS_FILE": str(peers),
-        "CSTP_TEST_PEER_TOKEN": token,
+        **self_and_gone(folder / "peers.toml", port, token),
         **env,
     }
     server = start_cstp(port, environment, "--index", str(EXAMPLES))

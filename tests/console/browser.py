@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.client.peered import self_and_gone
 from tests.conftest import ADR_CORPUS, REPO, copy_store, require_shared, rpc_call
-from tests.servers import cstp, cstp_server
+from tests.servers import cstp, cstp_server, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -57,13 +58,16 @@ def chromium() -> Iterator[Any]:
 
 
 @contextmanager
-def corpus_server(data_dir: Path, adr_store: Path | None = None, **env: str) -> Iterator[str]:
+def corpus_server(
+    data_dir: Path, adr_store: Path | None = None, *, peers: bool = False, **env: str
+) -> Iterator[str]:
     """`cstp serve` with auth on (TOKEN) over the ADR corpus and the example decisions.
 
     With `adr_store` (the session's template, tests/conftest.py) the corpus comes indexed
     from a copy of it and only the examples are indexed here (that re-indexing the corpus
     changes nothing is tests/e2e/test_adr_corpus_over_http.py's); without, it is
-    embedded here.
+    embedded here. With `peers`, its peers are itself and a dead port
+    (tests/client/peered.py: SELF answers, GONE fails), for the console's peers choice.
     """
     require_shared()
     folders = [ADR_CORPUS, EXAMPLES]
@@ -78,7 +82,10 @@ def corpus_server(data_dir: Path, adr_store: Path | None = None, **env: str) -> 
     }
     indexed = cstp("index", *map(str, folders), env=environment)
     assert indexed.returncode == 0, indexed.stderr[-3000:]
-    with cstp_server(environment) as url:
+    port = free_port()
+    if peers:
+        environment |= self_and_gone(data_dir.with_name(f"{data_dir.name}-peers.toml"), port, TOKEN)
+    with cstp_server(environment, port) as url:
         yield url
 
 

@@ -1,4 +1,5 @@
-"""The console in a real chromium against a real `cstp serve` (ADR corpus + example decisions).
+"""The console in a real chromium against a real `cstp serve` (ADR corpus + example decisions,
+its peers itself and a dead port for the "Include peers" choice, at the end).
 
 Every assertion reads the DOM (ids, data attributes, element counts), compared with what the
 same JSON-RPC call returns when made directly; never pixels, never message wording.
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.client.peered import GONE, SELF
 from tests.console.browser import TOKEN, chromium, corpus_server, require_chromium, rpc
 
 pytestmark = pytest.mark.slow
@@ -28,7 +30,9 @@ CSP_PROBE = (
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory, adr_store: Path) -> Iterator[str]:
     require_chromium()
-    with corpus_server(tmp_path_factory.mktemp("console-store"), adr_store) as url:
+    # Its peers are itself and a dead port (the console's peers choice, below); a search
+    # asks them only when the choice is ticked.
+    with corpus_server(tmp_path_factory.mktemp("console-store"), adr_store, peers=True) as url:
         yield url
 
 
@@ -388,3 +392,106 @@ def test_the_brier_chart_fits_its_axis_to_the_scores(page: Any, base_url: str) -
     assert max(scores) < top < 1
     assert top <= max(max(scores) * 1.15 + 0.05, 0.1)
     assert fitted == [0.1, 0.15, 1, 0.1]
+
+
+# -- Federation (CONTRACT.md): the "Include peers" choice, over this service's peers, itself
+# (SELF: its answer is the service's own, marked) and a dead port (GONE: failed, or skipped
+# once its circuit is open after three failures in a row).
+
+PEERS_QUERY = "separate Kubernetes clusters for each environment"
+
+
+def posted(page: Any) -> list[dict[str, Any]]:
+    """Every JSON-RPC body the page POSTs from now on, appended as it goes."""
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            sent.append(json.loads(r.post_data))
+            if r.method == "POST" and r.url.endswith("/cstp")
+            else None
+        ),
+    )
+    return sent
+
+
+def use_token_with_peers(page: Any) -> None:
+    use_token(page)
+    page.wait_for_selector("#peers[data-listed='2']", state="attached")
+
+
+def peer_states(page: Any) -> dict[str, tuple[str, str]]:
+    """Each peer shown under the search form: name -> (status, its words)."""
+    shown: list[list[str]] = page.eval_on_selector_all(
+        "#peer-status .peer", "e => e.map(p => [p.dataset.peer, p.dataset.status, p.textContent])"
+    )
+    return {name: (status, words) for name, status, words in shown}
+
+
+def search_peers(page: Any, query: str = PEERS_QUERY) -> list[tuple[str, str | None]]:
+    """(id, peer) of each result shown, in order, once the search is done."""
+    page.fill("#q", query)
+    page.click("#search-submit")
+    page.wait_for_selector("#search-status[data-state='done']", state="attached")
+    shown: list[list[Any]] = page.eval_on_selector_all(
+        "#results .result", "e => e.map(b => [b.dataset.id, b.dataset.peer ?? null])"
+    )
+    return [(id_, peer) for id_, peer in shown]
+
+
+def test_the_peers_choice_shows_each_listed_peers_state(page: Any, base_url: str) -> None:
+    use_token_with_peers(page)
+    listed = rpc(base_url, "cstp.listPeers", {})["peers"]
+    assert [(p["name"], p["reachable"]) for p in listed] == [(SELF, True), (GONE, False)]
+    assert page.is_visible("#peers-field") and not page.is_checked("#peers")
+    shown = peer_states(page)
+    assert shown[SELF][0] == "reachable" and "same model" in shown[SELF][1]
+    assert shown[GONE][0] in ("unreachable", "open")
+
+
+def test_a_search_with_peers_marks_each_result_and_says_which_peer_failed(
+    page: Any, base_url: str
+) -> None:
+    sent = posted(page)
+    use_token_with_peers(page)
+    page.check("#peers")
+    shown = search_peers(page)
+    assert sent[-1]["method"] == "cstp.queryDecisions" and sent[-1]["params"]["peers"] == "*"
+    expected = rpc(base_url, "cstp.queryDecisions", {**sent[-1]["params"]})
+    assert shown == [(d["id"], d["peer"]) for d in expected["decisions"]]
+    assert {peer for _, peer in shown} == {None, SELF}
+    badges = page.eval_on_selector_all("#results .result-peer", "e => e.map(b => b.textContent)")
+    assert badges == [f"peer {SELF}"] * [peer for _, peer in shown].count(SELF)
+    # The answer's peers block: SELF answered, GONE failed (or was skipped) with the
+    # reason; the answer is partial, and the status line says how it was merged.
+    answered = peer_states(page)
+    assert page.get_attribute("#peer-status", "data-source") == "answer"
+    assert page.get_attribute("#peer-status", "data-partial") == "true"
+    assert answered[SELF][0] == "successful" and "answered: 10 decisions" in answered[SELF][1]
+    status, words = answered[GONE]
+    assert status in ("failed", "skipped")
+    assert "error -32003" in words if status == "failed" else "circuit is open" in words
+    assert "peers: 1 of 2 answered, merged by distance" in page.inner_text("#search-status")
+    # Unticked: no peer is asked, no badge, the listed states again.
+    page.uncheck("#peers")
+    shown = search_peers(page)
+    assert "peers" not in sent[-1]["params"] and {peer for _, peer in shown} == {None}
+    assert page.locator("#results .result-peer").count() == 0
+    assert page.get_attribute("#peer-status", "data-source") == "listed"
+
+
+def test_a_peers_decision_opens_from_that_peer(page: Any) -> None:
+    sent = posted(page)
+    use_token_with_peers(page)
+    page.check("#peers")
+    shown = search_peers(page)
+    first = next(id_ for id_, peer in shown if peer == SELF)
+    page.click(f"#results .result[data-peer='{SELF}'][data-id='{first}']")
+    page.wait_for_selector(f"dialog#decision[open][data-peer='{SELF}']")
+    assert sent[-1]["method"] == "cstp.getDecision"
+    assert sent[-1]["params"] == {"id": first, "peer": SELF, "tenant": "default"}
+    page.click("#decision-close")
+    # Its own copy opens from this service: no `peer`.
+    page.click(f"#results .result:not([data-peer])[data-id='{first}']")
+    page.wait_for_selector("dialog#decision[open]:not([data-peer])")
+    assert sent[-1]["params"] == {"id": first, "tenant": "default"}

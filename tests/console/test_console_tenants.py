@@ -216,9 +216,10 @@ def test_the_chosen_tenant_is_sent_on_every_call_and_shown_on_results(
     } <= methods
     after_pick = calls[[m for m, _ in calls].index("cstp.queryDecisions") :]
     assert [m for m, p in after_pick if p.get("tenant") != "globex"] == []
-    # listTenants takes no tenant; before the pick ("All tenants"), getStats named each tenant.
+    # listTenants and listPeers take no tenant; before the pick ("All tenants"), getStats
+    # named each tenant.
     for method, params in calls:
-        if method == "cstp.listTenants":
+        if method in ("cstp.listTenants", "cstp.listPeers"):
             assert params == {}
         else:
             assert params.get("tenant") in {"acme", "globex"}, (method, params)
@@ -272,3 +273,13 @@ def test_auth_off_lists_every_tenant(browser: Any, open_server: Served) -> None:
     page.pick("*")
     assert {tenant for tenant, _ in page.search(QUERY)} == {"acme", "globex"}
     context.close()
+
+
+def test_a_service_without_peers_offers_no_peers_choice(page: Page) -> None:
+    """CONTRACT.md, Federation: cstp.listPeers names none, so there is nothing to include."""
+    page.use_token(ORG_TOKEN, 2)
+    page.page.wait_for_selector("#peers[data-listed='0']", state="attached")
+    assert page.page.is_hidden("#peers-field") and page.page.is_hidden("#peer-status")
+    assert page.search(QUERY)
+    assert "peers" not in page.sent[-1]["params"]
+    assert page.page.locator("#results .result-peer").count() == 0
