@@ -110,8 +110,10 @@ class CSTPClient(DecisionCalls):
         `max_distance` (cosine distance in [0, 2]) leaves out results farther than it;
         `recency_half_life_days` (> 0) orders by similarity halved every that many days.
         `peers` (peer names, or "*" for all: list_peers names them) asks the service's peers
-        too: one list, each decision's `peer` its peer's name (None: the service's own),
-        with the result's `peers` block, `merge` and `partial` (a2a.client.peers).
+        too: one list, each decision's `peer` its peer's name (None: the service's own;
+        pydantic.MISSING, which is truthy, on a call without peers: test it with
+        isinstance(d.peer, str)), with the result's `peers` block, `merge` and `partial`
+        (a2a.client.peers).
         """
         params = _query_params(
             query,
