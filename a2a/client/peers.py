@@ -37,9 +37,10 @@ def peers_param(peers: PeerNames | None) -> list[str] | str | None:
 
 class PeerInfo(BaseModel):
     """One configured peer, as cstp.listPeers shows it: whether its agent card answered
-    just now (`reachable`), its `circuit` (`open`: federated calls skip it until its next
-    try), its `embedding_model` (None: unknown) and whether it is the service's own
-    (`same_model`: their distances merge)."""
+    just now (`reachable`; False without asking while its circuit is open), its `circuit`
+    (`open`: federated calls skip it until its next try), its `embedding_model` (the last
+    known; None: unknown) and whether it is the service's own (`same_model`: their
+    distances merge)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
