@@ -26,12 +26,15 @@ run:
    Every answer of the run (latency calls included) and every log line of the three services
    (after they stopped) is searched for each token and each token's random part. Target: 0.
 
-Prints each figure and a verdict per target; `--json FILE` also writes them. Bounded: a
-quick run (`--quick`) takes about a minute, the default about three on a busy 2-core machine.
+Prints each figure and a verdict per target; `--json FILE` also writes them. `--compare TREE`
+adds A' to part 1: A's settings and a copy of its data, the code of another source tree,
+asked with peers b and c in the same rotation (two fan-outs compared at one moment).
+Bounded: `--quick` takes 30-60 s, the default 75-90 s on a busy 2-core machine.
 
     python bench/federation_bench.py --quick
     python bench/federation_bench.py --n 2000 --samples 400 --json fed.json
     python bench/federation_bench.py --c-model all-minilm-l6-v2-int8     # a rank merge
+    python bench/federation_bench.py --compare ../wt/other --frozen-calls 0
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ VARIANTS = (
     ("C", "c", None),
     ("A+[b,c]", "a", ["b", "c"]),
 )
+#: The variant of --compare: A' (A's data and peers, another source tree) with peers b, c.
+COMPARED = ("A'+[b,c]", "a2", ["b", "c"])
 #: The slack of the latency target (issue 42): ms over A p50 + the slowest peer's p50.
 SLACK_MS = 2.0
 
@@ -229,8 +234,9 @@ class Caller:
 def three_services(
     folders: dict[str, Path], logs: Path, args: argparse.Namespace, tokens: Tokens
 ) -> Iterator[dict[str, Service]]:
-    """A, B and C started at once and ready; stopped (SIGTERM) after the block."""
-    ports = {name: free_port() for name in SERVICES}
+    """A, B and C (and A' of --compare: A's settings and a copy of its data, its code from
+    another tree) started at once and ready; stopped (SIGTERM) after the block."""
+    ports = {name: free_port() for name in (*SERVICES, "a2")}
     peers = logs / "peers.toml"
     peers.write_text(
         "".join(
@@ -264,9 +270,14 @@ def three_services(
             "CSTP_AUTH_TOKENS": f"bench:{tokens.caller},service-a:{tokens.c}",
         },
     }
+    if args.compare:
+        envs["a2"] = {**envs["a"], "PYTHONPATH": str(args.compare)}
+        folders = {**folders, "a2": logs / "a2"}
+        if folders["a"].exists():
+            shutil.copytree(folders["a"], folders["a2"])  # one embedded store, one process
     with ExitStack() as stack:
         services = {}
-        for name in SERVICES:
+        for name in envs:
             env = {**common, **index, **envs[name], "CSTP_DATA_DIR": str(folders[name])}
             services[name] = Service(name, ports[name], env, logs / f"{name}.log")
             stack.callback(services[name].stop)
@@ -300,21 +311,23 @@ def freeze(pid: int) -> None:
 def latency(
     caller: Caller, services: dict[str, Service], queries: list[str], warmup: int
 ) -> dict[str, Any]:
-    """Each query sent the four ways (VARIANTS), the order rotated by query. Beside the wall
-    times, the CPU each service spent on each variant (its mean per call, ms)."""
+    """Each query sent the four ways (VARIANTS, and COMPARED with A'), the order rotated by
+    query. Beside the wall times, the CPU each service spent on each variant and the time its
+    threads waited for a CPU (means per call, ms)."""
+    variants = VARIANTS + ((COMPARED,) if "a2" in services else ())
     for text in queries[:warmup]:
-        for _, service, peers in VARIANTS:
+        for _, service, peers in variants:
             caller.call(service, "cstp.queryDecisions", query_params(text, peers))
-    walls: dict[str, list[float]] = {label: [] for label, _, _ in VARIANTS}
+    walls: dict[str, list[float]] = {label: [] for label, _, _ in variants}
     reported: dict[str, list[float]] = {"A queryTimeMs": [], "A+[b,c] queryTimeMs": []}
     took: dict[str, list[float]] = {"b": [], "c": []}
     merges: dict[str, int] = {}
     pids = {name: service.process.pid for name, service in services.items()}
-    cpu = {label: dict.fromkeys(SERVICES, 0.0) for label, _, _ in VARIANTS}
-    wait = {label: dict.fromkeys(SERVICES, 0.0) for label, _, _ in VARIANTS}
+    cpu = {label: dict.fromkeys(services, 0.0) for label, _, _ in variants}
+    wait = {label: dict.fromkeys(services, 0.0) for label, _, _ in variants}
     for i, text in enumerate(queries):
-        shift = i % len(VARIANTS)
-        for label, service, peers in VARIANTS[shift:] + VARIANTS[:shift]:
+        shift = i % len(variants)
+        for label, service, peers in variants[shift:] + variants[:shift]:
             before = {name: sched_ms(pid) for name, pid in pids.items()}
             ms, result = caller.call(service, "cstp.queryDecisions", query_params(text, peers))
             for name, pid in pids.items():
@@ -324,13 +337,15 @@ def latency(
             walls[label].append(ms)
             if label == "A alone":
                 reported["A queryTimeMs"].append(result["queryTimeMs"])
-            if peers is not None:
+            if label == "A+[b,c]":
                 reported["A+[b,c] queryTimeMs"].append(result["queryTimeMs"])
                 merges[result["merge"]] = merges.get(result["merge"], 0) + 1
                 for detail in result["peers"]["details"]:
+                    took[detail["peer"]].append(detail["tookMs"])
+            if peers is not None:
+                for detail in result["peers"]["details"]:
                     if detail["status"] != "successful":
                         raise SystemExit(f"peer {detail['peer']} {detail['status']}: {detail}")
-                    took[detail["peer"]].append(detail["tookMs"])
 
     def per_call(totals: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         return {
@@ -387,6 +402,13 @@ def latency_report(run: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
         f"max(B {p50['B']:.2f}, C {p50['C']:.2f}) + {SLACK_MS:g} = {bound:.2f} ms: "
         f"{'PASS' if ok else 'FAIL'}"
     )
+    if COMPARED[0] in p50:
+        compared = p50[COMPARED[0]]
+        lines.append(
+            f"--compare: A' federated p50 {compared:.2f} ms beside A's {p50['A+[b,c]']:.2f} ms "
+            f"({(compared / p50['A+[b,c]'] - 1) * 100:+.0f}%); same target: "
+            f"{'PASS' if compared <= bound else 'FAIL'}"
+        )
     lines.append(
         f"(federated p50 - A p50 = {p50['A+[b,c]'] - p50['A alone']:.2f} ms; "
         f"A + B + C p50 = {p50['A alone'] + p50['B'] + p50['C']:.2f} ms, a sequential fan-out)"
@@ -526,6 +548,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--log-level", default="info", help="the services' CSTP_LOG_LEVEL")
     parser.add_argument("--data", type=Path, default=None, help="keep the stores here (reused)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        help="A's PYTHONPATH for A' (another worktree, maybe :extra/site): its code beside A's",
+    )
     args = parser.parse_args(argv)
     if args.n is None:
         args.n = 300 if args.quick else 1000
@@ -553,6 +581,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             folders = {name: scratch / name for name in SERVICES}
         tokens = Tokens()
         queries = generate_queries(args.samples + args.warmup, seed=42)
+        if args.compare:
+            print(f"A': A's settings, the code of {args.compare}")
         print(
             f"A, B: {args.model}; C: {args.c_model}; {args.n or 'examples'} decisions each; "
             f"{args.samples} samples per variant; load average {os.getloadavg()[0]:.2f}",
@@ -584,7 +614,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ok = caller.hits == 0 and hits == 0
         print(
             f"target: 0 token strings in {caller.answers} answers ({caller.hits} found) and "
-            f"{lines_read} log lines of A, B, C ({hits} found): {'PASS' if ok else 'FAIL'}"
+            f"{lines_read} log lines of the services ({hits} found): {'PASS' if ok else 'FAIL'}"
         )
         report["tokens"]["pass"] = ok
         verdicts = [("latency", report["latency"]["pass"]), ("tokens", ok)]
