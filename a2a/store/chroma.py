@@ -641,16 +641,21 @@ def is_chroma_failure(exc: BaseException) -> bool:
 
 
 def open_store(
-    settings: Settings, collection: str | None = None, revisions: LocalRevisions | None = None
+    settings: Settings,
+    collection: str | None = None,
+    revisions: LocalRevisions | None = None,
+    *,
+    model: str,
 ) -> ChromaDecisionStore:
     """The store the settings name: a Chroma server when `chroma_url` is set, else embedded;
     its collection `collection` (a tenant's, a2a.tenants.names), else CSTP_COLLECTION.
     `revisions`: those of another store on the same folder (every store object of a
-    process on one embedded folder shares one; see ChromaDecisionStore)."""
+    process on one embedded folder shares one; see ChromaDecisionStore). `model`: the
+    embedding model's identity (its embedder's `name`), which the collection records."""
     server_url = None if settings.chroma_url is None else str(settings.chroma_url)
     return ChromaDecisionStore(
         collection=collection or settings.collection,
-        embedding_model=settings.embedding_model,
+        embedding_model=model,
         data_dir=None if server_url else settings.data_dir / "chroma",
         server_url=server_url,
         timeout_seconds=settings.chroma_timeout_seconds,
