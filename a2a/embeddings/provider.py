@@ -281,6 +281,8 @@ class ProviderEmbedder:
             self._next_try = self._clock() + RETRY_SECONDS
         if not was:
             log.warning("%s; calls that need a new vector get -32003 until it answers", exc)
+        else:  # once a spell at WARNING: a provider down under load fails every call
+            log.debug("%s", exc)
 
     def _succeeded(self) -> None:
         with self._lock:
