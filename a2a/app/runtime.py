@@ -19,6 +19,19 @@ from a2a.store.lock import EmbeddedStoreLock
 log = logging.getLogger(__name__)
 
 
+def _recorded(settings: Settings) -> str | None:
+    """The model identity the configured collection records (None: none yet, or Chroma
+    not answering): a provider's model then needs no call to say its dimension, and the
+    service starts while the provider is down (keyword queries and reads work)."""
+    store = open_store(settings, model="")
+    try:
+        return store.recorded_model()
+    except StoreUnavailable:
+        return None
+    finally:
+        store.close()
+
+
 @dataclass
 class Runtime:
     """Settings, embedding model, store, and (embedded mode) the lock on the store folder."""
@@ -44,7 +57,7 @@ class Runtime:
             lock = EmbeddedStoreLock(settings.store_lock_path, role)
             lock.acquire()
         try:
-            embedder = embedder or embedder_of(settings)
+            embedder = embedder or embedder_of(settings, lambda: _recorded(settings))
             store = open_store(settings, model=embedder.name)
             try:
                 store.check()

@@ -50,10 +50,11 @@ def load_embedder(name: str) -> Embedder:
     return loader()
 
 
-def embedder_of(settings: Settings) -> Embedder:
+def embedder_of(settings: Settings, recorded: Callable[[], str | None] | None = None) -> Embedder:
     """The embedding model the settings configure: the bundled CSTP_EMBEDDING_MODEL, or
-    the provider's (CSTP_EMBEDDING_PROVIDER=openai), its dimension known (asked of it now
-    unless CSTP_EMBEDDING_DIMENSIONS is set).
+    the provider's (CSTP_EMBEDDING_PROVIDER=openai), its dimension known: set by
+    CSTP_EMBEDDING_DIMENSIONS, else the one `recorded()` (the identity the collection
+    records, when it names this provider's model) says, else asked of the provider now.
 
     Raises EmbeddingModelError when the model cannot load or the provider cannot say its
     dimension.
@@ -63,6 +64,9 @@ def embedder_of(settings: Settings) -> Embedder:
     from a2a.embeddings.provider import ProviderEmbedder
 
     assert settings.embedding_url is not None  # Settings requires it for a provider
+    known = None
+    if settings.embedding_dimensions is None and recorded is not None:
+        known = recorded_dimension(recorded(), settings.embedding_model)
     return ProviderEmbedder.open(
         str(settings.embedding_url),
         settings.embedding_model,
@@ -70,7 +74,17 @@ def embedder_of(settings: Settings) -> Embedder:
         dimensions=settings.embedding_dimensions,
         batch=settings.embedding_batch,
         timeout_seconds=settings.chroma_timeout_seconds,
+        known_dimension=known,
     )
+
+
+def recorded_dimension(identity: str | None, model: str) -> int | None:
+    """The dimensions of `identity` (`openai:<model>:<dimensions>`, as a collection records
+    a provider's model) when it names `model`, else None."""
+    prefix, _, dimensions = (identity or "").rpartition(":")
+    if prefix != f"openai:{model}" or not dimensions.isdigit():
+        return None
+    return int(dimensions) or None
 
 
 __all__ = [

@@ -66,12 +66,15 @@ class ProviderEmbedder:
         batch: int = 64,
         timeout_seconds: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        known_dimension: int | None = None,
     ) -> None:
         self._endpoint = url.rstrip("/") + "/embeddings"
         self._where = _shown(self._endpoint)
         self.model = model
         self._asked = dimensions
-        self.dimension = dimensions or 0  # 0 until the first answer says
+        # 0 until the first answer says; `known_dimension` (not sent): the one a collection
+        # built with this model records.
+        self.dimension = dimensions or known_dimension or 0
         #: `openai:<model>:<dimensions>`: what the collection records and the card shows.
         self.name = self._identity()
         self._batch = batch
@@ -96,11 +99,13 @@ class ProviderEmbedder:
         dimensions: int | None = None,
         batch: int = 64,
         timeout_seconds: float = 10.0,
+        known_dimension: int | None = None,
     ) -> ProviderEmbedder:
-        """The embedder, its dimension known: configured, or learnt now from one call.
+        """The embedder, its dimension known: configured, else `known_dimension` (what the
+        collection records for this model), else learnt now from one call.
 
         Raises EmbeddingModelError naming the provider and what was wrong when no
-        dimension is configured and the provider cannot say it.
+        dimension is configured or known and the provider cannot say it.
         """
         embedder = cls(
             url,
@@ -109,8 +114,9 @@ class ProviderEmbedder:
             dimensions=dimensions,
             batch=batch,
             timeout_seconds=timeout_seconds,
+            known_dimension=known_dimension,
         )
-        if dimensions is None:
+        if embedder.dimension == 0:
             try:
                 embedder.embed_query(PROBE_TEXT)
             except EmbeddingsUnavailable as exc:

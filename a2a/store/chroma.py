@@ -166,6 +166,22 @@ class ChromaDecisionStore:
         names = [str(getattr(c, "name", c)) for c in listed]
         return sum(self._guarded(count, name) for name in names if keep(name))
 
+    def recorded_model(self) -> str | None:
+        """The embedding model's identity the collection records, unchecked (None: no
+        collection yet, or none recorded). Raises StoreUnavailable when Chroma fails."""
+        client = self._guarded(self._get_client)
+
+        def recorded() -> str | None:
+            try:
+                collection = client.get_collection(self.collection_name, embedding_function=None)
+            except NotFoundError:
+                return None
+            model = (collection.metadata or {}).get(MODEL_KEY)
+            return model if isinstance(model, str) else None
+
+        found: str | None = self._guarded(recorded)
+        return found
+
     def check(self) -> None:
         """Raise StoreUnavailable unless Chroma answers, EmbeddingModelMismatch on a bad model."""
         client = self._guarded(self._get_client)

@@ -169,3 +169,20 @@ def test_a_collection_built_with_one_model_refuses_another_at_start(
     with pytest.raises(EmbeddingModelMismatch) as caught:
         Runtime.open(provider, role="test")
     assert IDENTITY in str(caught.value) and embedder.name in str(caught.value)
+
+
+def test_a_start_while_the_provider_is_down_takes_the_dimension_the_collection_records(
+    stack: Stack,
+) -> None:
+    settings = load_settings(
+        data_dir=stack.built,
+        embedding_provider="openai",
+        embedding_url=stack.served.url,
+        embedding_model=SERVED_MODEL,
+    )
+    with stack.served.down():
+        runtime = Runtime.open(settings, role="test")
+    try:
+        assert runtime.embedder.name == IDENTITY
+    finally:
+        runtime.close()
