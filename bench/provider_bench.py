@@ -12,7 +12,8 @@ vectors, indexing runs within 1.5x of the in-process model's rate, and queries w
   round of each counts (the machine is shared: the best is the least disturbed);
 - **queries**: `--queries` texts through `QueryService.query_decisions` (semantic, limit
   10, the dynamic batcher as `cstp serve` builds it) over each store, the two services
-  asked alternately, text by text; p50 and p90 of each, in milliseconds.
+  asked alternately, text by text; p50 and p90 of each, in milliseconds; and the p50 of
+  `embed_query` alone, the same way (the provider's own cost beside the model's).
 
     .venv/bin/python bench/provider_bench.py [--records 300] [--queries 200] [--out FILE]
 
@@ -113,6 +114,18 @@ async def query_times(services: list[QueryService], texts: Sequence[str]) -> lis
     return times
 
 
+def embed_times(embedders: list[Embedder], texts: Sequence[str]) -> list[list[float]]:
+    """Milliseconds of each text's `embed_query` alone, per embedder, asked in turn: the
+    provider's own cost (HTTP, JSON) beside the model's."""
+    times: list[list[float]] = [[] for _ in embedders]
+    for text in texts:
+        for n, embedder in enumerate(embedders):
+            started = time.perf_counter()
+            embedder.embed_query(text)
+            times[n].append((time.perf_counter() - started) * 1000)
+    return times
+
+
 def percentile(values: Sequence[float], q: int) -> float:
     return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
 
@@ -145,6 +158,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for name, embedder in (("in_process", local), ("provider", remote))
             ]
             here, there = asyncio.run(query_times(services, texts))
+            alone = embed_times([local, remote], texts)
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -161,6 +175,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "query_ms": {
             "in_process": {"p50": p50_local, "p90": percentile(here, 90)},
             "provider": {"p50": p50_remote, "p90": percentile(there, 90)},
+        },
+        "embed_query_ms_p50": {
+            "in_process": percentile(alone[0], 50),
+            "provider": percentile(alone[1], 50),
         },
         "query_p50_ratio": round(p50_remote / p50_local, 2),
         "query_p50_extra_ms": round(p50_remote - p50_local, 2),
