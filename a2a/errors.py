@@ -12,6 +12,7 @@
     ├── StoreUnavailable        -32003  Chroma did not answer (down, timeout, server error)
     │   └── DiskFull                    a write refused: the embedded store's disk is full
     ├── PeerUnavailable         -32003  a peer service did not answer (getDecision's `peer`)
+    ├── EmbeddingsUnavailable   -32003  the embedding provider did not answer, or answered wrong
     ├── Forbidden               -32004
     │   ├── MissingScope                the token lacks the method's scope
     │   └── TenantNotGranted            the token does not grant the tenant named
@@ -202,6 +203,21 @@ class PeerUnavailable(CallError):
         return {"peer": self.peer}
 
 
+class EmbeddingsUnavailable(CallError):
+    """The embedding provider (CSTP_EMBEDDING_PROVIDER) is unreachable, failing, or gave an
+    answer that cannot be used (CSTP -32003, `data: {"unavailable": "embeddings"}`;
+    CONTRACT.md, Embedding providers): calls that need a new vector fail, nothing is
+    stored. `str()` says what was wrong, for the log and `cstp index`, never with the API
+    key. Not StoreUnavailable: Chroma is fine, so reads are not answered stale for it."""
+
+    code = -32003
+    message = "embedding provider unavailable"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"unavailable": "embeddings"}
+
+
 class Forbidden(CallError):
     """The caller's token does not allow the call (CSTP -32004); the subclass says why."""
 
@@ -297,8 +313,9 @@ class EmbeddingModelMismatch(ServiceFault):
     def __init__(self, collection: str, stored: str, configured: str) -> None:
         super().__init__(
             f"collection {collection!r} was built with embedding model {stored!r} but the "
-            f"service is configured with {configured!r}; set CSTP_EMBEDDING_MODEL={stored} "
-            f"or re-index into a new collection (CSTP_COLLECTION)"
+            f"service is configured with {configured!r}; configure {stored} again "
+            f"(CSTP_EMBEDDING_PROVIDER, CSTP_EMBEDDING_MODEL, CSTP_EMBEDDING_DIMENSIONS) or "
+            f"use a new collection (CSTP_COLLECTION) for the other model"
         )
         self.stored = stored
         self.configured = configured

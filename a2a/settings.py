@@ -49,6 +49,9 @@ EMBEDDING_MODELS: Final = (
     "chroma-onnx-all-minilm-l6-v2",
 )
 DEFAULT_MODEL: Final = EMBEDDING_MODELS[0]
+#: Where vectors come from: `bundled`, one of EMBEDDING_MODELS in this process; `openai`, a
+#: service speaking the OpenAI embeddings API (CONTRACT.md, Embedding providers).
+EmbeddingProvider = Literal["bundled", "openai"]
 
 #: Where the settings file is looked for unless CSTP_CONFIG names another.
 DEFAULT_CONFIG_FILE = Path("config/cstp.yaml")
@@ -225,7 +228,18 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var/cstp")
     chroma_url: AnyHttpUrl | None = None
     collection: str = Field(default="decisions", min_length=3, max_length=63)
+    #: `bundled`: one of EMBEDDING_MODELS; `openai`: the provider's own model name.
     embedding_model: str = DEFAULT_MODEL
+    # An embedding provider (docs/configuration.md, Embedding providers): its base URL (calls
+    # go to {url}/embeddings), bearer token, `dimensions` asked for (None: the model's own,
+    # learnt from one call at start-up) and inputs per request.
+    embedding_provider: EmbeddingProvider = "bundled"
+    embedding_url: AnyHttpUrl | None = None
+    embedding_api_key: Annotated[SecretStr | None, BeforeValidator(_blank_is_none)] = None
+    embedding_dimensions: Annotated[
+        Annotated[int, Field(ge=1, le=65_536)] | None, BeforeValidator(_blank_is_none)
+    ] = None
+    embedding_batch: int = Field(default=64, ge=1, le=2048)
     #: Cosine distance past which a result list is a broad match (`broadMatch: true`,
     #: CONTRACT.md): None takes the embedding model's measured line
     #: (a2a.query.matching.MEASURED_LINES); a model with none then gets no broadMatch.
@@ -309,14 +323,31 @@ class Settings(BaseSettings):
     peers_file: TokenFile = None
     peer_timeout_seconds: float = Field(default=2.0, gt=0, le=60, allow_inf_nan=False)
 
-    @field_validator("embedding_model")
-    @classmethod
-    def _known_model(cls, value: str) -> str:
-        if value not in EMBEDDING_MODELS:
-            raise ValueError(f"unknown model {value!r}; choose one of {sorted(EMBEDDING_MODELS)}")
-        return value
+    @model_validator(mode="after")
+    def _known_model(self) -> Self:
+        """A bundled model by one of its names; a provider with its URL and a model name of
+        its own (the shipped config file names the bundled default, which no provider has)."""
+        model = self.embedding_model
+        if self.embedding_provider == "bundled":
+            if model not in EMBEDDING_MODELS:
+                raise ValueError(
+                    f"CSTP_EMBEDDING_MODEL (embedding_model): unknown model {model!r}; choose "
+                    f"one of {sorted(EMBEDDING_MODELS)}, or set CSTP_EMBEDDING_PROVIDER=openai"
+                )
+            return self
+        if self.embedding_url is None:
+            raise ValueError(
+                "CSTP_EMBEDDING_URL (embedding_url): required with CSTP_EMBEDDING_PROVIDER="
+                f"{self.embedding_provider} (e.g. https://api.openai.com/v1)"
+            )
+        if not model.strip() or model in EMBEDDING_MODELS:
+            raise ValueError(
+                "CSTP_EMBEDDING_MODEL (embedding_model): name the provider's model (e.g. "
+                f"text-embedding-3-small), not {model!r}"
+            )
+        return self
 
-    @field_validator("chroma_url", "public_url", mode="before")
+    @field_validator("chroma_url", "public_url", "embedding_url", mode="before")
     @classmethod
     def _empty_url_is_none(cls, value: Any) -> Any:
         return None if value == "" else value

@@ -15,10 +15,10 @@ def console_config(settings: Settings) -> dict[str, Any]:
     [0, 2]; null when the model has none: a2a.query.matching.broad_match_line), which the
     distance bars are drawn against; `broadMatch` and `noMatch`, the words. Whether a list
     is a broad match the page reads from the result's own `broadMatch`."""
+    # A provider's model has no measured line (a2a.query.matching): its name is not one.
+    bundled = settings.embedding_model if settings.embedding_provider == "bundled" else ""
     return {
-        "broadMatchDistance": broad_match_line(
-            settings.embedding_model, settings.broad_match_distance
-        ),
+        "broadMatchDistance": broad_match_line(bundled, settings.broad_match_distance),
         "broadMatch": BROAD_MATCH,
         "noMatch": NO_MATCH,
     }

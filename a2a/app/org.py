@@ -101,7 +101,7 @@ class OrgSource:
         # query is embedded (once for all, by any tenant's service) while it is under way.
         query = tenants.stack(DEFAULT_TENANT).services.query
         markers, vector = await asyncio.gather(
-            tenants.markers(ctx.tenants), query.embed(params.query)
+            tenants.markers(ctx.tenants), query.vector_of(params)
         )
         chosen = [tenants.stack(name) for name in markers]
         if not chosen:

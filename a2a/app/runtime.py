@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from a2a.app.decisions import writer_locks
 from a2a.decisions.replica_locks import WriterLocks
-from a2a.embeddings import Embedder, load_embedder
+from a2a.embeddings import Embedder, embedder_of
 from a2a.errors import StoreUnavailable
 from a2a.results import EmbeddingModel
 from a2a.settings import Settings
@@ -17,6 +17,19 @@ from a2a.store.chroma import ChromaDecisionStore, open_store
 from a2a.store.lock import EmbeddedStoreLock
 
 log = logging.getLogger(__name__)
+
+
+def _recorded(settings: Settings) -> str | None:
+    """The model identity the configured collection records (None: none yet, or Chroma
+    not answering): a provider's model then needs no call to say its dimension, and the
+    service starts while the provider is down (keyword queries and reads work)."""
+    store = open_store(settings, model="")
+    try:
+        return store.recorded_model()
+    except StoreUnavailable:
+        return None
+    finally:
+        store.close()
 
 
 @dataclass
@@ -34,17 +47,18 @@ class Runtime:
 
         Raises StoreLocked when another process has the embedded store,
         StoreFolderUnwritable when its folder cannot be written, EmbeddingModelError when
-        the model cannot load, EmbeddingModelMismatch when the collection was built with
-        another model. A Chroma server that is down is only
-        logged: the service starts and recovers when it returns.
+        the model cannot load (or a provider cannot say its dimension),
+        EmbeddingModelMismatch when the collection was built with another model (its
+        identity: the embedder's `name`, which the agent card shows too). A Chroma server
+        that is down is only logged: the service starts and recovers when it returns.
         """
         lock = None
         if settings.chroma_url is None:
             lock = EmbeddedStoreLock(settings.store_lock_path, role)
             lock.acquire()
         try:
-            embedder = embedder or load_embedder(settings.embedding_model)
-            store = open_store(settings)
+            embedder = embedder or embedder_of(settings, lambda: _recorded(settings))
+            store = open_store(settings, model=embedder.name)
             try:
                 store.check()
             except StoreUnavailable as exc:
@@ -78,7 +92,10 @@ class Runtime:
         return EmbeddingModel(name=self.embedder.name, dimensions=dimension)
 
     def close(self) -> None:
-        """Drop the Chroma client and release the lock."""
+        """Drop the Chroma client (and a provider's connections), release the lock."""
         self.store.close()
+        close = getattr(self.embedder, "close", None)
+        if callable(close):
+            close()
         if self.lock is not None:
             self.lock.release()

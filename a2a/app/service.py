@@ -152,7 +152,10 @@ def build_service(
             chroma, face = runtime.store, store
         else:
             chroma = open_store(
-                settings, collection_of(settings.collection, tenant), runtime.store.revisions
+                settings,
+                collection_of(settings.collection, tenant),
+                runtime.store.revisions,
+                model=runtime.store.embedding_model,
             )
             face = store.sharing(chroma)
         return tenant_stack(
@@ -193,7 +196,7 @@ def build_service(
         rate_limits = RateLimits.from_settings(settings, methods, lane=lanes.background)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
+    line = broad_match_line(runtime.store.embedding_model, settings.broad_match_distance)
     tenants.org = org_methods(tenants, methods, settings.agent_id, metrics, line, federation)
     pipeline = Pipeline(methods, rate_limits, tenants)
     return Service(

@@ -56,7 +56,7 @@ def tenant_stack(
     decisions = decision_service(
         settings, store, runtime.embedder, index, tenant, chroma.collection_name, shared_redis
     )
-    line = broad_match_line(settings.embedding_model, settings.broad_match_distance)
+    line = broad_match_line(chroma.embedding_model, settings.broad_match_distance)
     methods = build_methods(TenantSource(query, similar), None, decisions, line, federation)
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against
     return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
@@ -86,7 +86,7 @@ def live_index(
         margin_ms=round(settings.index_freshness_margin_seconds * 1000),
         vector_dtype=settings.index_vector_dtype,
         snapshots=snapshots,
-        model=settings.embedding_model,
+        model=store.embedding_model,
         dimension=dimension,
         snapshot_min_records=settings.index_snapshot_min_records,
         graph_min_rows=settings.index_graph_min_rows,

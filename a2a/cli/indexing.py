@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from a2a.errors import EmbeddingModelError, StoreUnavailable
+from a2a.errors import EmbeddingModelError, EmbeddingsUnavailable, StoreUnavailable
 from a2a.ingest.stopping import StopRequest, exit_now
 from a2a.tenants.names import DEFAULT_TENANT
 
@@ -52,8 +52,8 @@ def run_index(
     the files are parsed once for both). `snapshot`: keep the search index beside the
     writes and leave its snapshot, with the graph, for the next `cstp serve`
     (a2a.app.kept_index; `tenant`'s snapshot folder, default tenant `default`), also when
-    stopped. Raises StoreUnavailable and EmbeddingModelError, having logged what was
-    written before.
+    stopped. Raises StoreUnavailable, EmbeddingModelError and EmbeddingsUnavailable (a
+    provider failing), having logged what was written before.
     """
     from a2a.app.kept_index import KeptIndex
     from a2a.ingest.indexer import MODEL_PROCESS_MIN_RECORDS, Indexer, IndexSummary
@@ -81,7 +81,7 @@ def run_index(
         with _progress(len(records), bar) as advance:
             try:
                 indexer.write(records, summary, advance, stop=stopped)
-            except (StoreUnavailable, EmbeddingModelError):
+            except (StoreUnavailable, EmbeddingModelError, EmbeddingsUnavailable):
                 # The batches written so far stay written: say how far the run got. The counts
                 # are of confirmed writes; a batch whose write the store did not answer may be
                 # stored too (the re-run then finds it unchanged).

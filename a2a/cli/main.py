@@ -30,6 +30,7 @@ from a2a.cli.tenants import tenants
 from a2a.errors import (
     EmbeddingModelError,
     EmbeddingModelMismatch,
+    EmbeddingsUnavailable,
     SettingsError,
     StartupError,
     StoreFolderUnwritable,
@@ -171,7 +172,7 @@ def index(
                 snapshot=True,
                 tenant=tenant,
             )
-        except (StoreUnavailable, EmbeddingModelError) as exc:
+        except (StoreUnavailable, EmbeddingModelError, EmbeddingsUnavailable) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(EXIT_STORE) from None
         finally:
@@ -261,7 +262,7 @@ def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     with stop_on_signals(say_stopping, exit_on_second) as stop:
         try:
             summary = run_index(runtime, paths, stop=stop, shared_locks=True)
-        except (StoreUnavailable, EmbeddingModelError) as exc:
+        except (StoreUnavailable, EmbeddingModelError, EmbeddingsUnavailable) as exc:
             err.print(f"[yellow]warning:[/yellow] not indexed, {exc}")
             return
     if summary.interrupted:
@@ -417,7 +418,7 @@ def evaluate_command(
             started = time.perf_counter()
             summary = run_index(runtime, [corpus])
             header = {
-                "model": settings.embedding_model,
+                "model": runtime.embedder.name,
                 "records": summary.new + summary.updated + summary.unchanged,
                 "index_seconds": round(time.perf_counter() - started, 1),
                 "hybrid": f"{fusion_config(settings).describe()}, "

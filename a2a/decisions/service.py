@@ -38,7 +38,7 @@ from a2a.decisions.stats import stats
 from a2a.decisions.table import DecisionTableSource
 from a2a.decisions.writes import BatchWriter, Runner, WriteListener, Written
 from a2a.embeddings import Embedder
-from a2a.errors import LockedElsewhere, StoreUnavailable
+from a2a.errors import EmbeddingsUnavailable, LockedElsewhere, StoreUnavailable
 from a2a.records import DecisionRecord, canonical_hash
 from a2a.records.dates import parse_bound
 from a2a.records.summary import DecisionMetadata
@@ -125,7 +125,7 @@ class DecisionService:
         )
         writer = BatchWriter(store, embedder, run or store.workers.run, on_write, finish, claims)
         self._commits: GroupCommit[Written, bool] = GroupCommit(
-            writer.write, shared_failures=(StoreUnavailable,)
+            writer.write, shared_failures=(StoreUnavailable, EmbeddingsUnavailable)
         )
         self._lifecycle = Lifecycle(store, self._locks, self._commit, clock, on_delete, tenant)
 

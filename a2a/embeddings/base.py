@@ -35,9 +35,18 @@ def is_static(embedder: Embedder) -> bool:
 def is_batchable(embedder: Embedder) -> bool:
     """Whether `embedder` has `query_groups(texts)`, which yields (positions in `texts`,
     float32 vectors of shape (n, dimension)) groups whose rows are, bit for bit, what
-    `embed_query` gives each text alone (MiniLM int8; tests/embeddings assert it), so
-    concurrent queries may share one model call (a2a.embeddings.batching)."""
+    `embed_query` gives each text alone (MiniLM int8; tests/embeddings assert it), or what
+    a provider gives each input of a request (a2a.embeddings.provider), so concurrent
+    queries may share one model call (a2a.embeddings.batching)."""
     return callable(getattr(embedder, "query_groups", None))
+
+
+def is_available(embedder: Embedder) -> bool:
+    """False while `embedder` (a provider) is taken as down: a caller that can do without
+    a new vector (a keyword query, which only shows distances with it) skips it rather
+    than wait. Models in this process are always available."""
+    available = getattr(embedder, "available", None)
+    return not callable(available) or bool(available())
 
 
 def available_cores() -> int:

@@ -35,8 +35,11 @@ def by_recency(hits: Hits, now_epoch: float, half_life_days: float, limit: int) 
     score and explanation, when it has them)."""
 
     def key(n: int) -> tuple[bool, float, float]:
-        shown = hits.shown[n]
-        return recency_key(shown[_DATE], hits.distances[n], now_epoch, half_life_days)
+        shown, distance = hits.shown[n], hits.distances[n]
+        # Recency ranks by distance: never asked without the query's vector
+        # (a2a.query.service.QueryService.vector_optional).
+        assert distance is not None
+        return recency_key(shown[_DATE], distance, now_epoch, half_life_days)
 
     order = sorted(range(len(hits.shown)), key=lambda n: (*key(n), hits.shown[n][0]))[:limit]
     return Hits(

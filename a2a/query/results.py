@@ -58,12 +58,13 @@ class Hits:
     them: the same position in each sequence is the same decision.
 
     `shown`: (id, *SUMMARY_FIELDS values) per hit (SearchIndex.shown). `distances`: cosine
-    distance in [0, 2]. `reasons` (reason types), `scores` and `explains`: None when the
-    call did not produce them (DecisionSummary leaves them out of the wire).
+    distance in [0, 2]; None for a keyword hit while the embedding provider is down.
+    `reasons` (reason types), `scores` and `explains`: None when the call did not produce
+    them (DecisionSummary leaves them out of the wire).
     """
 
     shown: Sequence[tuple[Any, ...]]
-    distances: Sequence[float]
+    distances: Sequence[float | None]
     reasons: Sequence[list[str]] | None = None
     scores: Sequence[float | None] | None = None
     explains: Sequence[dict[str, Any]] | None = None

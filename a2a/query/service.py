@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from a2a.concurrency import Lane
-from a2a.embeddings import Embedder, is_static
+from a2a.embeddings import Embedder, is_available, is_static
 from a2a.embeddings.batching import DynamicBatcher
+from a2a.errors import EmbeddingsUnavailable
 from a2a.index import Match, SearchIndex
 from a2a.index.columns import BoolArray
 from a2a.index.sync import LiveIndex
@@ -42,6 +43,11 @@ IDLE_INLINE_WORK = 4 * 1024 * 1024
 #: 119 ms under 8 clients of 100-term keyword queries at 100k, 4.5 ms with a share of 1/2).
 INLINE_SHARE = 0.5
 INLINE_BURST_SECONDS = 0.01
+#: The embedding of a keyword query the embedding provider could not give (it is down:
+#: CONTRACT.md, Embedding providers): the query is answered by BM25 alone, its hits
+#: without a distance (null on the wire). Only where the vector is not needed to rank
+#: (`vector_optional`).
+NO_VECTOR: Final = np.zeros(0, dtype=np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +80,7 @@ class Ranking(NamedTuple):
     scores and explains (None when the call produces none), position by position."""
 
     rows: list[int]
-    distances: list[float]
+    distances: Sequence[float | None]
     scores: list[float | None] | None = None
     explains: list[dict[str, Any]] | None = None
 
@@ -176,12 +182,37 @@ class QueryService:
         return params.mode_or(self._default_mode)
 
     async def embed(self, query: str) -> npt.NDArray[np.float32]:
-        """The embedding of `query` as `answer` computes it (the batcher, else a worker)."""
+        """The embedding of `query` as `answer` computes it (the batcher, else a worker).
+        Raises EmbeddingsUnavailable while an embedding provider fails."""
         if self._batcher is not None:
             return await self._batcher.embed(query)
         if self._static:  # a static model's lookup and mean: here, as `answer` embeds it
             return self._vector(query)
         return await self._workers.run(lambda: self._vector(query))
+
+    async def vector_of(self, params: QueryDecisionsParams) -> npt.NDArray[np.float32]:
+        """`embed(params.query)`, or NO_VECTOR for a call that can do without it
+        (`vector_optional`) while the provider fails or is taken as down (not asked
+        then). Raises EmbeddingsUnavailable for the others."""
+        optional = self.vector_optional(params)
+        if optional and not is_available(self._embedder):
+            return NO_VECTOR
+        try:
+            return await self.embed(params.query)
+        except EmbeddingsUnavailable:
+            if optional:
+                return NO_VECTOR
+            raise
+
+    def vector_optional(self, params: QueryDecisionsParams) -> bool:
+        """Whether `params` rank without the query's vector, which then only gives each hit
+        its distance: keyword mode without maxDistance or recencyHalfLifeDays (both rank
+        by distance too)."""
+        return (
+            self.mode(params) == "keyword"
+            and params.max_distance is None
+            and params.recency_half_life_days is None
+        )
 
     async def query_decisions(
         self, params: QueryDecisionsParams, vector: npt.NDArray[np.float32] | None = None
@@ -200,7 +231,7 @@ class QueryService:
         if vector is not None:
             hits = self._answer_inline(index, params, vector)
         elif self._batcher is not None:
-            vector = await self._batcher.embed(params.query)
+            vector = await self.vector_of(params)
             hits = self._answer_inline(index, params, vector)
         elif self._static:
             hits = self._answer_inline(index, params)
@@ -229,7 +260,7 @@ class QueryService:
     ) -> Hits:
         # Embedded before the read lock is taken: a writer never waits for the model.
         if vector is None:
-            vector = self._vector(params.query)
+            vector = self._vector_for(params)
         with index.reading():
             return self._search(index, params, vector, *index.selection(params.filters))
 
@@ -258,7 +289,7 @@ class QueryService:
             if work is None or work > limit:
                 return None  # the worker reuses the mask (a2a.index.mask_cache)
             if vector is None:
-                vector = self._vector(params.query)
+                vector = self._vector_for(params)
             answer = self._search(index, params, vector, mask, passing)
             self._spent(started)
             return answer
@@ -320,6 +351,18 @@ class QueryService:
     def _vector(self, query: str) -> npt.NDArray[np.float32]:
         """The query's embedding, float32, `dimension` long."""
         return np.asarray(self._embedder.embed_query(query), dtype=np.float32)
+
+    def _vector_for(self, params: QueryDecisionsParams) -> npt.NDArray[np.float32]:
+        """`vector_of`, blocking (here, or in a worker)."""
+        optional = self.vector_optional(params)
+        if optional and not is_available(self._embedder):
+            return NO_VECTOR
+        try:
+            return self._vector(params.query)
+        except EmbeddingsUnavailable:
+            if optional:
+                return NO_VECTOR
+            raise
 
     def _search(
         self,
@@ -404,7 +447,10 @@ class QueryService:
             explains = [
                 {"bm25": score, "keywordRank": rank} for rank, score in enumerate(scores, 1)
             ]
-        return Ranking(rows, index.distances(probe.vector, rows), list(scores), explains)
+        distances: list[float | None] = [None] * len(rows)
+        if probe.vector.size:  # not NO_VECTOR
+            distances = list(index.distances(probe.vector, rows))
+        return Ranking(rows, distances, list(scores), explains)
 
     def _fused(self, probe: _Probe) -> Ranking:
         index, params, mask, passing = probe.index, probe.params, probe.mask, probe.passing

@@ -166,6 +166,22 @@ class ChromaDecisionStore:
         names = [str(getattr(c, "name", c)) for c in listed]
         return sum(self._guarded(count, name) for name in names if keep(name))
 
+    def recorded_model(self) -> str | None:
+        """The embedding model's identity the collection records, unchecked (None: no
+        collection yet, or none recorded). Raises StoreUnavailable when Chroma fails."""
+        client = self._guarded(self._get_client)
+
+        def recorded() -> str | None:
+            try:
+                collection = client.get_collection(self.collection_name, embedding_function=None)
+            except NotFoundError:
+                return None
+            model = (collection.metadata or {}).get(MODEL_KEY)
+            return model if isinstance(model, str) else None
+
+        found: str | None = self._guarded(recorded)
+        return found
+
     def check(self) -> None:
         """Raise StoreUnavailable unless Chroma answers, EmbeddingModelMismatch on a bad model."""
         client = self._guarded(self._get_client)
@@ -641,16 +657,21 @@ def is_chroma_failure(exc: BaseException) -> bool:
 
 
 def open_store(
-    settings: Settings, collection: str | None = None, revisions: LocalRevisions | None = None
+    settings: Settings,
+    collection: str | None = None,
+    revisions: LocalRevisions | None = None,
+    *,
+    model: str,
 ) -> ChromaDecisionStore:
     """The store the settings name: a Chroma server when `chroma_url` is set, else embedded;
     its collection `collection` (a tenant's, a2a.tenants.names), else CSTP_COLLECTION.
     `revisions`: those of another store on the same folder (every store object of a
-    process on one embedded folder shares one; see ChromaDecisionStore)."""
+    process on one embedded folder shares one; see ChromaDecisionStore). `model`: the
+    embedding model's identity (its embedder's `name`), which the collection records."""
     server_url = None if settings.chroma_url is None else str(settings.chroma_url)
     return ChromaDecisionStore(
         collection=collection or settings.collection,
-        embedding_model=settings.embedding_model,
+        embedding_model=model,
         data_dir=None if server_url else settings.data_dir / "chroma",
         server_url=server_url,
         timeout_seconds=settings.chroma_timeout_seconds,

@@ -54,7 +54,7 @@ async def test_server_killed_mid_test_gives_32003_then_recovers_on_restart(
     )
     server = start_chroma(chroma_path, chroma_port)
     try:
-        index_records(open_store(settings), embedder, SAMPLE)
+        index_records(open_store(settings, model=embedder.name), embedder, SAMPLE)
         async with app_client(settings, embedder) as client:
             before = await _query(client)
             assert before["result"]["decisions"][0]["id"] == "d01"  # type: ignore[index]
@@ -107,15 +107,15 @@ def test_indexing_and_counting_through_the_server(
     settings = load_settings(
         data_dir=tmp_path / "unused", chroma_url=f"http://127.0.0.1:{chroma_port}"
     )
-    store = open_store(settings)
+    store = open_store(settings, model=embedder.name)
     summary = index_records(store, embedder, SAMPLE)
     assert (summary.new, store.count()) == (len(SAMPLE), len(SAMPLE))
-    again = index_records(open_store(settings), embedder, SAMPLE)
+    again = index_records(open_store(settings, model=embedder.name), embedder, SAMPLE)
     assert (again.new, again.updated, again.unchanged) == (0, 0, len(SAMPLE))
     # Every tenant's collection together (cstp_decisions on /metrics), others left out.
-    acme = open_store(settings, "t.acme.decisions")
+    acme = open_store(settings, "t.acme.decisions", model=embedder.name)
     index_records(acme, embedder, SAMPLE[:2])
-    index_records(open_store(settings, "unrelated"), embedder, SAMPLE[:1])
+    index_records(open_store(settings, "unrelated", model=embedder.name), embedder, SAMPLE[:1])
     every = store.count_collections(lambda name: name in ("decisions", "t.acme.decisions"))
     assert every == len(SAMPLE) + 2
 
@@ -126,7 +126,7 @@ async def test_keyword_search_sees_records_indexed_by_another_process(
 ) -> None:
     url = f"http://127.0.0.1:{chroma_port}"
     settings = load_settings(data_dir=tmp_path / "unused", chroma_url=url)
-    index_records(open_store(settings), embedder, SAMPLE)
+    index_records(open_store(settings, model=embedder.name), embedder, SAMPLE)
     call = rpc_call(
         "cstp.queryDecisions", {"query": "zeppelin airship", "retrievalMode": "keyword"}
     )
