@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 FAST_MODEL = "wordllama-l2-supercat-256"
 DEFAULT_MODEL = "all-minilm-l6-v2-int8"
 #: Each peer's deadline on A and C (seconds): what a frozen peer costs a call.
-PEER_TIMEOUT = 1.0
+PEER_TIMEOUT = 2.0
 TESTER = "tester-token-0123456789"
 #: The tokens the services send each other and the garbage peer: none may ever show in an
 #: answer or a log line.
