@@ -5,8 +5,8 @@ embedded default store, the default model unless `--model`), waits for /ready, t
 `--queries` cstp.queryDecisions calls, each with a query text never sent before (a
 generated query and a serial number), from `--clients` concurrent keep-alive clients. After
 a warm-up of `--warmup` calls and then every `--every` calls it prints the server's RSS
-(/proc/PID/status VmRSS) and the growth per 1,000 calls over the interval. The run stops
-early after `--max-seconds` (the last interval is then shorter).
+(/proc/PID/status VmRSS) and the growth per 1,000 calls over the interval. No call starts
+after `--max-seconds` (the last interval is then shorter).
 
     python bench/rss_bench.py                       # 50,000 distinct semantic queries
     python bench/rss_bench.py --queries 10000 --every 2000
@@ -147,15 +147,25 @@ def served(args: argparse.Namespace, port: int, snapshots: Path) -> Iterator[int
 
 
 async def send(
-    url: str, texts: list[str], clients: int, body: dict[str, Any], codes: dict[str, int]
-) -> None:
-    """Send one queryDecisions call per text from `clients` keep-alive connections."""
+    url: str,
+    texts: list[str],
+    clients: int,
+    body: dict[str, Any],
+    codes: dict[str, int],
+    deadline: float = float("inf"),
+) -> int:
+    """Send one queryDecisions call per text from `clients` keep-alive connections, none
+    started after `deadline` (time.perf_counter); the calls answered."""
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=120)
+    sent = 0
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
 
         async def client(worker: int) -> None:
+            nonlocal sent
             for n in range(worker, len(texts), clients):
+                if time.perf_counter() > deadline:
+                    return
                 payload = {
                     "jsonrpc": "2.0",
                     "id": n,
@@ -166,8 +176,10 @@ async def send(
                     reply = await response.json()
                 code = str(reply["error"]["code"]) if "error" in reply else "ok"
                 codes[code] = codes.get(code, 0) + 1
+                sent += 1
 
         await asyncio.gather(*(client(i) for i in range(clients)))
+    return sent
 
 
 def snapshot_of(pid: int, snapshots: Path, n: int) -> tracemalloc.Snapshot:
@@ -232,12 +244,13 @@ def main() -> None:
             step = min(args.every, args.queries - done)
             begun = time.perf_counter()
             start = args.warmup + done
-            asyncio.run(send(url, texts[start : start + step], args.clients, body, codes))
+            chunk = texts[start : start + step]
+            step = asyncio.run(send(url, chunk, args.clients, body, codes, deadline))
             done += step
             now = rss_kib(pid)
             print(
                 f"{done:>8,} {now / 1024:>9.1f} {(now - base) / 1024:>+7.1f} "
-                f"{(now - last) / step * 1000:>13.1f} {time.perf_counter() - begun:>6.1f}",
+                f"{(now - last) / max(step, 1) * 1000:>13.1f} {time.perf_counter() - begun:>6.1f}",
                 flush=True,
             )
             last = now
