@@ -7,10 +7,9 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
-from limits import RateLimitItem, parse_many
 from pydantic import (
     AfterValidator,
     AnyHttpUrl,
@@ -33,6 +32,9 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as PydanticSettingsError
 
 from a2a.errors import SettingsError
+
+if TYPE_CHECKING:  # `limits` loads when a limit is parsed: the client commands never do
+    from limits import RateLimitItem
 
 # Settings is the lowest layer: it imports nothing of a2a (import-linter checks it, in
 # pyproject.toml). The value types it validates live here; the composition root turns the
@@ -75,6 +77,8 @@ def parse_limit(text: str) -> list[RateLimitItem]:
 
     Raises ValueError, without library internals, when `text` is not such a string.
     """
+    from limits import parse_many
+
     try:
         return parse_many(text)
     except ValueError:

@@ -29,7 +29,6 @@ from a2a.client.clients import CSTPClient
 from a2a.client.errors import CSTPError, TransportError
 from a2a.errors import SettingsError
 from a2a.rpc.protocol import to_wire
-from a2a.settings import load_settings
 
 #: Exit codes, as for `cstp query` (a2a.cli.exit_codes): 0 answered, 1 the service returned an
 #: error, 2 the decision file (or a setting) could not be read, 5 the service could not be
@@ -52,6 +51,8 @@ def _client(connection: Connection, tenant: str | None = None) -> Iterator[CSTPC
     with the same settings (as `cstp query`). `tenant` (--tenant) goes on every call."""
     url = connection.url
     if url is None:
+        from a2a.settings import load_settings  # only without --url
+
         try:
             url = default_url(load_settings())
         except SettingsError as exc:

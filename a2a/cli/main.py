@@ -18,10 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from a2a.app.process import configure_process
-from a2a.auth.tokens import load_token_table
 from a2a.cli import decisions, exit_codes, lifecycle
 from a2a.cli.help import PlainHelpCommand, use_plain_help
-from a2a.cli.indexing import exit_on_second, run_index, say_stopping
 from a2a.cli.options import tenant_name
 from a2a.cli.peers import peers
 from a2a.cli.query import query
@@ -37,13 +35,16 @@ from a2a.errors import (
     StoreLocked,
     StoreUnavailable,
 )
-from a2a.ingest.stopping import exit_now, stop_on_signals
 from a2a.observability.logs import configure_logging
-from a2a.settings import Settings, load_settings
 from a2a.tenants.names import collection_of
 
 if TYPE_CHECKING:  # the store, the model and the indexer load only for `serve` and `index`
     from a2a.app.runtime import Runtime
+    from a2a.settings import Settings
+
+# What only `index`, `serve` and `eval` use (a2a.cli.indexing, a2a.ingest, a2a.auth.tokens,
+# the settings) is imported in them: a client command (query, get, tenants...) starts without
+# it, and loads the settings only when it has no --url (a2a.cli.query).
 
 app = typer.Typer(
     add_completion=False,
@@ -88,6 +89,9 @@ def _main(
 
 
 def _settings(**overrides: Any) -> Settings:
+    from a2a.auth.tokens import load_token_table
+    from a2a.settings import load_settings
+
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
         load_token_table(settings)  # CSTP_AUTH_TOKENS(_FILE) checked before anything opens
@@ -151,6 +155,9 @@ def index(
 
     Prints a summary at the end: new, updated, unchanged and failed records, skipped files.
     """
+    from a2a.cli.indexing import exit_on_second, run_index, say_stopping
+    from a2a.ingest.stopping import exit_now, stop_on_signals
+
     settings = _settings()
     if tenant is not None:
         settings = _settings(collection=collection_of(settings.collection, tenant))
@@ -259,6 +266,9 @@ def _share_cursor_secret(settings: Settings) -> None:
 def _index_on_start(runtime: Runtime, paths: list[Path]) -> None:
     if not paths:
         return
+    from a2a.cli.indexing import exit_on_second, run_index, say_stopping
+    from a2a.ingest.stopping import exit_now, stop_on_signals
+
     with stop_on_signals(say_stopping, exit_on_second) as stop:
         try:
             summary = run_index(runtime, paths, stop=stop, shared_locks=True)
@@ -389,6 +399,7 @@ def evaluate_command(
     import time
 
     from a2a.app.stack import evaluation_service, fusion_config
+    from a2a.cli.indexing import run_index
     from a2a.evaluation.modes import MODES
     from a2a.evaluation.queries import load_queries
     from a2a.evaluation.report import EvalOptions, report_json, report_text, run_evaluation

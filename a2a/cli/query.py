@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,7 +19,9 @@ from a2a.client.peers import missing_peers, peers_summary
 from a2a.client.table import decisions_table
 from a2a.errors import SettingsError
 from a2a.rpc.protocol import to_wire
-from a2a.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # the settings load only without --url (a2a.cli.main does the same)
+    from a2a.settings import Settings
 
 #: Bound to every interface: a client on this machine reaches it on loopback.
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
@@ -44,6 +46,8 @@ def default_url(settings: Settings) -> str:
 
 
 def _settings(err: Console) -> Settings:
+    from a2a.settings import load_settings
+
     try:
         return load_settings()
     except SettingsError as exc:

@@ -10,7 +10,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.table import Table
 
 from a2a.cli import options
@@ -122,6 +121,8 @@ def docs(
     connection: options.Connection,
 ) -> None:
     """Search the operator guide (cstp.searchDocs) and print the matching sections."""
+    from rich.markdown import Markdown  # markdown-it, for this command only
+
     with _client(connection) as client:
         result = client.search_docs(text, max_sections)
     out = _out(connection.as_json)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from a2a.settings import SimilarityWeights
+if TYPE_CHECKING:  # only named here: the client's result models load no settings
+    from a2a.settings import SimilarityWeights
 
 #: Decimal places kept in `score` and its components; ties at this precision go by id.
 SCORE_DECIMALS = 6
