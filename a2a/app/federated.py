@@ -71,16 +71,14 @@ class Federation:
         assert params.peer is not None
         name = self.peers.one(params.peer, ctx.federated)
         try:
-            raw = await self.peers.call(name, "cstp.getDecision", {"id": params.id})
+            record = await self.peers.call(
+                name, "cstp.getDecision", {"id": params.id}, DecisionResult
+            )
         except PeerFailure as failure:
             if failure.code == InvalidParams.code:
                 reason = f"peer {name!r} has no decision with this id"
                 raise InvalidParams([FieldError("id", reason)]) from None
             raise PeerUnavailable(name, failure.message) from None
-        try:
-            record = DecisionResult.model_validate(raw)
-        except ValueError:
-            raise PeerUnavailable(name, "the peer's answer is not a valid record") from None
         record.peer = name
         return record
 

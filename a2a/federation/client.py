@@ -1,11 +1,14 @@
 """One JSON-RPC call to one peer over HTTP, trusting nothing of what comes back.
 
 A peer is another cstp service, but it is not trusted (CONTRACT.md, Federation): its
-answer is read up to MAX_ANSWER_BYTES, parsed strictly (orjson: no NaN, no Infinity), and
-must be a JSON-RPC 2.0 response to our id; its `result` is then validated against the
-method's result model by the caller. Every way it can go wrong is a PeerFailure with a
-JSON-RPC code and a short message of ours: the peer's own text, our token and the URL
-never appear in it, so it may go into an answer or a log line.
+answer is read up to MAX_ANSWER_BYTES as sent (never decompressed: a few hundred bytes of
+nested gzip inflate to gigabytes in one call, so we ask for `identity` and refuse any other
+Content-Encoding), parsed strictly (orjson: no NaN, no Infinity), and must be a JSON-RPC
+2.0 response to our id; its `result` is then validated against the method's result model
+by the caller (a2a.federation.peers: also no deeper than MAX_DEPTH, without our token).
+Every way it can go wrong is a PeerFailure with a JSON-RPC code and a short message of
+ours: the peer's own text, our token and the URL never appear in it, so it may go into an
+answer or a log line.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ UNAVAILABLE = -32003
 CARD_PATH = "/.well-known/agent-card.json"
 #: The largest agent card read (bytes).
 MAX_CARD_BYTES = 262_144
+#: What every request to a peer asks for: its bytes as they are (a compressed answer is
+#: refused, `_capped`).
+_IDENTITY = {"Accept-Encoding": "identity"}
 
 
 async def call_peer(
@@ -41,7 +47,7 @@ async def call_peer(
     MAX_ANSWER_BYTES, not JSON, not a response to this call, or the peer's JSON-RPC error
     (its code, with data).
     """
-    headers = {FEDERATED_HEADER: "1", "Content-Type": "application/json"}
+    headers = {FEDERATED_HEADER: "1", "Content-Type": "application/json", **_IDENTITY}
     if peer.token is not None:
         headers["Authorization"] = f"Bearer {peer.token.get_secret_value()}"
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -88,21 +94,25 @@ async def _post(
 
 async def _get(http: httpx.AsyncClient, url: str, cap: int) -> tuple[int, bytes]:
     try:
-        async with http.stream("GET", url) as response:
+        async with http.stream("GET", url, headers=_IDENTITY) as response:
             return response.status_code, await _capped(response, cap)
     except httpx.HTTPError as exc:
         raise PeerFailure(UNAVAILABLE, _unreachable(exc)) from None
 
 
 async def _capped(response: httpx.Response, cap: int) -> bytes:
-    """The body of `response`, refused past `cap` bytes (by its Content-Length, or as it
-    arrives) without reading further."""
+    """The body of `response` as sent, refused past `cap` bytes (by its Content-Length, or
+    as it arrives) without reading further, and refused when compressed (we asked for
+    `identity`: decoding it would inflate a small body past any cap before it is counted)."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise PeerFailure(UNAVAILABLE, "the peer's answer is compressed, which was not asked for")
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:
         raise PeerFailure(UNAVAILABLE, f"the peer's answer is over {cap} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > cap:
             raise PeerFailure(UNAVAILABLE, f"the peer's answer is over {cap} bytes")

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
+import orjson
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from a2a.errors import FieldError, InvalidParams, PeerFailure
 from a2a.federation.client import UNAVAILABLE, call_peer, read_card
@@ -35,6 +36,11 @@ BREAKER_FAILURES = 3
 CARD_TTL_SECONDS = 300.0
 #: How long a card that did not answer is taken as naming no model before it is read again.
 CARD_RETRY_SECONDS = 10.0
+#: The deepest nesting of objects and arrays a peer's result may have. A cstp result is a
+#: few levels deep, but `explain` and a record's `history` changes take any JSON, and a
+#: result nested past ~250 levels cannot be sent on (pydantic's serialisation limit): our
+#: caller would get -32603 for a peer's answer.
+MAX_DEPTH = 32
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -186,13 +192,14 @@ class Peers:
 
         return list(await asyncio.gather(*(state(name) for name in self._configs)))
 
-    async def call(self, name: str, method: str, params: dict[str, Any]) -> Any:
-        """`method`'s raw result from peer `name` (its own tenant added), through its
-        breaker and within the timeout. Raises PeerFailure (code -32003 when it did not
-        answer usably, or the peer's own error code) and counts the call."""
-        answer: PeerAnswer[Any] = await self._ask(name, method, params, None, lambda _: None)
-        if answer.error is not None:
-            raise PeerFailure(answer.error.code, answer.error.message, answer.error_data)
+    async def call(self, name: str, method: str, params: dict[str, Any], model: type[M]) -> M:
+        """`method`'s result from peer `name` (its own tenant added), validated as `model`,
+        through its breaker and within the timeout. Raises PeerFailure (code -32003 when it
+        did not answer usably, or the peer's own error code) and counts the call."""
+        answer = await self._ask(name, method, params, model, lambda _: None)
+        if answer.error is not None or answer.result is None:
+            error = answer.error or PeerError(code=UNAVAILABLE, message="the peer was skipped")
+            raise PeerFailure(error.code, error.message, answer.error_data)
         return answer.result
 
     async def aclose(self) -> None:
@@ -219,7 +226,7 @@ class Peers:
         try:
             async with asyncio.timeout(self.timeout):
                 raw = await call_peer(self._client(), config, method, sent)
-            result = raw if model is None else _validated(model, raw, check)
+            result = raw if model is None else _validated(model, raw, check, config.token)
         except TimeoutError:
             failure = PeerFailure(UNAVAILABLE, f"the peer did not answer in {self.timeout:g} s")
             return self._failed(name, failure, time.perf_counter() - started)
@@ -283,9 +290,11 @@ class _Reason(Exception):
     """A peer failure's message, for the breaker's log line."""
 
 
-def _validated(model: type[M], raw: Any, check: Callable[[M], str | None]) -> M:
-    """`raw` as `model`, then `check`ed. Raises PeerFailure naming the first bad field
-    (its location only: the peer's values are not repeated)."""
+def _validated(
+    model: type[M], raw: Any, check: Callable[[M], str | None], token: SecretStr | None = None
+) -> M:
+    """`raw` as `model`, then `check`ed, then `_unsendable`. Raises PeerFailure naming the
+    first bad field (its location only: the peer's values are not repeated)."""
     try:
         result = model.model_validate(raw)
     except ValidationError as exc:
@@ -293,10 +302,35 @@ def _validated(model: type[M], raw: Any, check: Callable[[M], str | None]) -> M:
         where = ".".join(str(part) for part in error["loc"]) or "result"
         bad = f"the peer's answer is not a valid result ({where})"
         raise PeerFailure(UNAVAILABLE, bad) from None
-    unusable = check(result)
+    unusable = check(result) or _unsendable(result, token)
     if unusable is not None:
         raise PeerFailure(UNAVAILABLE, f"the peer's answer is not a valid result ({unusable})")
     return result
+
+
+def _unsendable(result: BaseModel, token: SecretStr | None) -> str | None:
+    """Why a peer's validated `result` (already within the call's `limit`, so small) cannot
+    go into our answer: nested deeper than MAX_DEPTH, or carrying the token we sent that
+    peer (echoed back, it would reach our caller). None when it can."""
+    try:
+        wire = result.model_dump(by_alias=True, mode="json")
+    except ValueError:  # past pydantic's own depth limit
+        return f"nested deeper than {MAX_DEPTH} levels"
+    level: list[Any] = [wire]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            break
+    else:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if token is not None and token.get_secret_value().encode() in orjson.dumps(wire):
+        return "it carries this service's token for the peer"
+    return None
 
 
 def model_in_card(card: Any) -> EmbeddingModel | None:
