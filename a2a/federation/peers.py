@@ -41,6 +41,12 @@ CARD_RETRY_SECONDS = 10.0
 #: result nested past ~250 levels cannot be sent on (pydantic's serialisation limit): our
 #: caller would get -32603 for a peer's answer.
 MAX_DEPTH = 32
+#: Requests in flight to one peer at most (calls and card reads); more wait for a turn within
+#: their deadline. Our own bound, not the HTTP pool's: httpcore leaks a pool slot for good
+#: when a request waiting for one is cancelled (encode/httpcore#1093), which a peer deadline
+#: does, so a bounded pool filled for good under a frozen peer and every peer then timed out
+#: until restart. The pool itself is unbounded; a waiter cancelled on a semaphore is clean.
+MAX_IN_FLIGHT = 32
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -105,6 +111,7 @@ class Peers:
             )
             for name in self._configs
         }
+        self._turns = {name: asyncio.Semaphore(MAX_IN_FLIGHT) for name in self._configs}
         #: name -> (when to read it again, its model or None); absent: never read.
         self._cards: dict[str, tuple[float, EmbeddingModel | None]] = {}
 
@@ -224,7 +231,7 @@ class Peers:
         sent = params if config.tenant is None else {**params, "tenant": config.tenant}
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(self.timeout), self._turns[name]:
                 raw = await call_peer(self._client(), config, method, sent)
             result = raw if model is None else _validated(model, raw, check, config.token)
         except TimeoutError:
@@ -262,7 +269,7 @@ class Peers:
         card answered."""
         reachable = True
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(self.timeout), self._turns[name]:
                 card = await read_card(self._client(), self._configs[name])
             found = model_in_card(card)
         except (TimeoutError, PeerFailure):
@@ -276,7 +283,8 @@ class Peers:
         if self._http is None:
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.timeout),
-                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+                # Unbounded: MAX_IN_FLIGHT bounds the requests to each peer instead.
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
                 follow_redirects=False,
             )
         return self._http
