@@ -81,10 +81,11 @@ def export_command(
     ] = None,
     progress: ProgressOption = None,
 ) -> None:
-    """Write every decision of a tenant as JSON Lines: one whole record a line, as
-    cstp.getDecision returns it (history and links included, no vectors), sorted by id.
+    """Export a tenant's decisions as JSON Lines.
 
-    Reads the store directly (embedded, or CSTP_CHROMA_URL), page by page.
+    One whole record a line, as cstp.getDecision returns it (history and links included,
+    no vectors), sorted by id. Reads the store directly (embedded, or CSTP_CHROMA_URL),
+    page by page.
     """
     from a2a.transfer.export import export, opened
 
@@ -99,6 +100,11 @@ def export_command(
     except STORE_FAILURES as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(exit_codes.STORE) from None
+    except KeyboardInterrupt:  # --out: the partial file is removed, an earlier one kept
+        raise typer.Exit(exit_codes.INTERRUPTED_SIGINT) from None
+    except BrokenPipeError:  # `cstp export | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(exit_codes.OK) from None
     err.print(f"exported {written} decisions from {escape(_where(settings))}")
 
 
@@ -116,13 +122,13 @@ def import_command(
     ] = False,
     progress: ProgressOption = None,
 ) -> None:
-    """Write the decisions of an export file into a tenant, embedded with the configured
-    model (CSTP_EMBEDDING_MODEL).
+    """Import decisions from a `cstp export` file.
 
-    A record stored with the same content is unchanged; with other content it is a
-    conflict, kept as stored and listed (--replace overwrites it). A bad line is reported
-    with its number and skipped; the others are imported. Prints a summary: created,
-    unchanged, conflict, replaced, bad.
+    They are embedded with the configured model (CSTP_EMBEDDING_MODEL). A record stored
+    with the same content is unchanged; with other content it is a conflict, kept as
+    stored and listed (--replace overwrites it). A bad line is reported with its number
+    and skipped; the others are imported. Prints a summary: created, unchanged, conflict,
+    replaced, bad.
     """
     from a2a.app.runtime import Runtime
     from a2a.ingest.stopping import exit_now, stop_on_signals
@@ -143,7 +149,6 @@ def import_command(
                         runtime.store,
                         runtime.embedder,
                         replace=replace,
-                        batch_size=settings.index_batch_size,
                         locks=locks,
                     )
                     scan = importer.scan(stream, summary)

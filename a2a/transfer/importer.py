@@ -14,9 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.decisions.replica_locks import WriterLocks
-from a2a.embeddings import MODELS, Embedder
+from a2a.embeddings import Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
-from a2a.embeddings.child import ModelProcess
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
 from a2a.store.pages import StoredRecord
@@ -30,13 +29,12 @@ from a2a.transfer.lines import (
     wire_of,
 )
 
-#: Records read, compared and written per batch (capped by the store's own limit).
-BATCH_SIZE: Final = 2000
+#: Records read, compared and written per batch (capped by the store's own limit): one
+#: Chroma write each, well within CSTP_CHROMA_TIMEOUT_SECONDS on a Chroma server (5,000
+#: records a write, `cstp index`'s batch, timed out there at 10 s on a busy machine).
+BATCH_SIZE: Final = 1000
 #: Records a model call embeds at most: the progress moves and a stop is heard between them.
 EMBED_CHUNK: Final = 256
-#: Imports of at least this many records embed in a child process, beside Chroma's
-#: GIL-holding write (as `cstp index`: a2a.ingest.indexer.MODEL_PROCESS_MIN_RECORDS).
-MODEL_PROCESS_MIN: Final = 10_000
 #: Seconds between two checks for a stop request while the model embeds.
 STOP_POLL_SECONDS: Final = 0.2
 
@@ -90,8 +88,6 @@ class Importer:
 
     - `replace`: a record stored with other content is overwritten (else kept: conflict);
     - `batch_size`: records per read-compare-write round (capped by the store's limit);
-    - `model_process_min`: an import of at least this many records runs the embedder's
-      model (by its name, a key of a2a.embeddings.MODELS) in a child process; None never;
     - `locks`: the replicas' locks in a shared Redis (Runtime.writer_locks), held while a
       batch's stored records are read again and written (None: no shared Redis).
     """
@@ -101,7 +97,6 @@ class Importer:
     _: KW_ONLY
     replace: bool = False
     batch_size: int = BATCH_SIZE
-    model_process_min: int | None = MODEL_PROCESS_MIN
     locks: WriterLocks | None = None
 
     def scan(self, file: BinaryIO, summary: ImportSummary) -> Scan:
@@ -138,7 +133,7 @@ class Importer:
     ) -> None:
         """Import the good lines of `file` (seekable; `scan` of it, else scanned now):
         each compared with the stored record of its id and written when new (or replaced),
-        in batches, embedded in the background while the batch before is written.
+        in batches, each embedded on a thread while the batch before it is written.
         `progress(n)` as n more records are done; `stop()` is asked between batches and
         while the model embeds: once true, the batches embedded are written and the run
         ends with `summary.interrupted`. Raises StoreUnavailable when Chroma fails, and
@@ -149,7 +144,11 @@ class Importer:
         tell = progress or (lambda n: None)
         stopped = stop or (lambda: False)
         size = min(self.batch_size, self.store.max_batch_size()) if scan.good else 1
-        with self._model(len(scan.good)) as model:
+        # The model embeds on a thread of this process, never in a child as `cstp index`
+        # does for large runs: a second copy of the model (~150 MiB with WordLlama) would
+        # take the import of 100k records past its memory budget (bench/moving_bench.py),
+        # for little: on a Chroma server the thread's work overlaps the writes anyway.
+        with ModelThread(self.embedder) as model:
             try:
                 pending: _Batch | None = None
                 for records in _batches(_good_records(file, scan), size):
@@ -191,12 +190,6 @@ class Importer:
                 if reasons:
                     summary.bad.append(BadLine(good.pop(record_id), reasons))
                     refused = True
-
-    def _model(self, count: int) -> BackgroundModel:
-        minimum, name = self.model_process_min, self.embedder.name
-        if minimum is None or count < minimum or name not in MODELS:
-            return ModelThread(self.embedder)
-        return ModelProcess(name)
 
     def _read(
         self,

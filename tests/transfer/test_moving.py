@@ -55,7 +55,7 @@ def imported(
     store: ChromaDecisionStore, embedder: Embedder, data: bytes, **options: Any
 ) -> ImportSummary:
     summary = ImportSummary()
-    Importer(store, embedder, model_process_min=None, **options).run(io.BytesIO(data), summary)
+    Importer(store, embedder, **options).run(io.BytesIO(data), summary)
     return summary
 
 
