@@ -7,6 +7,7 @@ from typing import Final
 #: Done.
 OK: Final = 0
 #: `index` (and `serve --index`): some files could not be indexed, the rest were.
+#: `import`: some lines were bad or in conflict, the rest were imported.
 #: `query` and the decision commands (`record`, `review`, `get`, `list`, `calibration`): the
 #: service answered with a JSON-RPC error (its code is printed).
 FAILED: Final = 1

@@ -170,11 +170,15 @@ class Importer:
     def _unknown_targets(
         self, good: dict[str, int], links: dict[str, LinksLine], summary: ImportSummary
     ) -> None:
-        """Refuse the lines linking to an id that is neither a good line's nor stored,
-        until none does (a refused line's id is unknown to the lines linking to it)."""
-        targets = {t for line in links.values() for t in _targets(line)}
-        outside = sorted(targets - good.keys())
-        stored = {i for page in self.store.pages(ids=outside, metadata=False) for i in page.ids}
+        """Refuse the lines linking to an id that is neither a good line's nor stored, or
+        whose line or stored record does not name this one back, until none does (a
+        refused line's id is unknown to the lines linking to it). Links are kept on both
+        ends (a2a.decisions.links) and an import writes only its own lines: a one-sided
+        link would be left dangling by a later delete."""
+        # Every target, not only those outside the file: a line refused below may name a
+        # decision that is stored.
+        targets = sorted({t for line in links.values() for t in _targets(line)})
+        stored = {row.id: row.decision for row in self.store.get(ids=targets)}
         refused = True
         while refused:
             refused = False
@@ -182,10 +186,10 @@ class Importer:
                 if record_id not in good:
                     continue
                 reasons = [
-                    f"links.{name}[{n}]: no decision with this id"
+                    f"links.{name}[{n}]: {why}"
                     for name, ids in _named(line)
                     for n, target in enumerate(ids)
-                    if target not in good and target not in stored
+                    if (why := _unknown(record_id, name, target, good, links, stored))
                 ]
                 if reasons:
                     summary.bad.append(BadLine(good.pop(record_id), reasons))
@@ -320,6 +324,46 @@ def _batches(
             batch = []
     if batch:
         yield batch
+
+
+#: The list on a link's target that holds its other end, by the wire name of the link.
+_OTHER_END: Final = {
+    "supersedes": ("superseded_by",),
+    "supersededBy": ("supersedes",),
+    "relatedTo": ("related_to", "related_from"),
+}
+
+
+def _unknown(
+    record_id: str,
+    name: str,
+    target: str,
+    good: dict[str, int],
+    links: dict[str, LinksLine],
+    stored: dict[str, DecisionRecord],
+) -> str | None:
+    """Why the link `name` from `record_id` to `target` cannot be imported, or None: the
+    target is neither a good line nor stored, or its line (else its stored record) does
+    not hold the other end."""
+    if target in good:
+        line = links.get(target, LinksLine())
+        if record_id in getattr(line, _LINE_END[name]):
+            return None
+        return f"{target!r} (line {good[target]}) does not link back"
+    other = stored.get(target)
+    if other is None:
+        return "no decision with this id"
+    if not any(record_id in getattr(other, end) for end in _OTHER_END[name]):
+        return f"not in the file, and the stored {target!r} does not link back"
+    return None
+
+
+#: The list on a link's target line that holds its other end, by the wire name of the link.
+_LINE_END: Final = {
+    "supersedes": "superseded_by",
+    "supersededBy": "supersedes",
+    "relatedTo": "related_to",
+}
 
 
 def _named(links: LinksLine) -> list[tuple[str, list[str]]]:

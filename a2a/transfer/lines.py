@@ -173,7 +173,7 @@ def _protocol_rules(line: DecisionLine) -> list[str]:
         return []
     sent = line.model_dump(include=set(CONTENT), by_alias=True)
     sent = {key: value for key, value in sent.items() if value is not None}
-    sent["supersedes"] = line.links.supersedes
+    sent |= {"id": line.id, "supersedes": line.links.supersedes}
     try:
         DecisionInput.model_validate(sent)
     except ValidationError as exc:

@@ -141,14 +141,10 @@ def record_decision_reasons(decision: dict[str, Any]) -> list[str]:
 
 def test_a_decision_written_over_the_protocol_keeps_record_decisions_rules_and_messages() -> None:
     bad = {"title": "t" * 501, "outcome": "great", "tags": [" "], "context": "c" * 10_001}
-    expected = record_decision_reasons(bad)
-    assert [reason.split(":")[0] for reason in expected] == [
-        "title",
-        "outcome",
-        "context",
-        "tags[0]",
-    ]
-    assert reasons_of(line(**bad)) == expected
+    expected = record_decision_reasons({"id": "p 2", **bad})
+    fields = ["id", "title", "outcome", "context", "tags[0]"]
+    assert [reason.split(":")[0] for reason in expected] == fields
+    assert reasons_of(line(id="p 2", **bad)) == expected
     too_many = [f"s{n}" for n in range(21)]
     [supersedes] = record_decision_reasons({"title": "t", "supersedes": too_many})
     links = {"supersedes": too_many, "supersededBy": [], "relatedTo": []}
@@ -156,7 +152,9 @@ def test_a_decision_written_over_the_protocol_keeps_record_decisions_rules_and_m
 
 
 def test_a_record_indexed_from_a_file_keeps_the_looser_rules_of_files() -> None:
-    raw = line(recordedBy=None, title="t" * 600, outcome="great", context="c" * 20_000)
+    raw = line(
+        id="ADR 7/a", recordedBy=None, title="t" * 600, outcome="great", context="c" * 20_000
+    )
     record = record_of(parse_line(raw, 1))
     assert (len(record.title), record.outcome, len(record.context or "")) == (600, "great", 20_000)
 

@@ -205,8 +205,11 @@ def test_bad_lines_are_reported_by_number_and_the_good_ones_imported(
 ) -> None:
     good = source["acme"].splitlines()  # a1, a2 (related to each other)
     target = store_of(tmp_path, "acme")
-    stored = DecisionRecord(id="s1", title="Stored before")
-    target.upsert([stored], fast.embed_documents([stored.title]))
+    stored = [
+        DecisionRecord(id="s1", title="Stored before"),
+        DecisionRecord(id="s2", title="Stored, superseded", superseded_by=["b5"]),
+    ]
+    target.upsert(stored, fast.embed_documents([r.title for r in stored]))
     lines = [
         good[0],  # 1
         b"{not json",  # 2
@@ -215,8 +218,13 @@ def test_bad_lines_are_reported_by_number_and_the_good_ones_imported(
         b"",  # 5: blank, skipped
         b'{"id": "b2", "title": "T", "links": {"relatedTo": ["nowhere"]}}',  # 6
         b'{"id": "b3", "title": "T", "links": {"relatedTo": ["b2"]}}',  # 7: b2 is refused
-        b'{"id": "b4", "title": "T", "links": {"relatedTo": ["s1", "a1"]}}',  # 8: both known
+        b'{"id": "b4", "title": "T", "links": {"relatedTo": ["a1"]}}',  # 8: a1's line: no
         good[1],  # 9
+        b'{"id": "s1", "title": "T", "links": {"relatedTo": ["nowhere"]}}',  # 10: s1 stored
+        b'{"id": "b5", "title": "T", "links": {"supersedes": ["s2"]}}',  # 11: s2 links back
+        b'{"id": "b6", "title": "T", "links": {"supersedes": ["s1"]}}',  # 12: s1 does not
+        b'{"id": "b7", "title": "T", "links": {"relatedTo": ["b8"]}}',  # 13: both ends
+        b'{"id": "b8", "title": "T", "links": {"relatedTo": ["b7"]}}',  # 14
     ]
     summary = imported(target, fast, b"\n".join(lines) + b"\n")
     assert [(bad.number, [r.split(":")[0] for r in bad.reasons]) for bad in summary.bad] == [
@@ -225,10 +233,13 @@ def test_bad_lines_are_reported_by_number_and_the_good_ones_imported(
         (4, ["id"]),
         (6, ["links.relatedTo[0]"]),
         (7, ["links.relatedTo[0]"]),
+        (8, ["links.relatedTo[0]"]),
+        (10, ["links.relatedTo[0]"]),
+        (12, ["links.supersedes[0]"]),
     ]
-    assert counts(summary) == (3, 0, 0, 0, 5)
+    assert counts(summary) == (5, 0, 0, 0, 8)
     assert summary.exit_code == 1
-    assert sorted(by_id(exported(target))) == ["a1", "a2", "b4", "s1"]
+    assert sorted(by_id(exported(target))) == ["a1", "a2", "b5", "b7", "b8", "s1", "s2"]
 
 
 @pytest.fixture(scope="module")
