@@ -5,7 +5,8 @@ Runs the real commands as subprocesses, embedded and against a `chroma run` serv
 1. embedded export of a copy of a built store (default /work/bench-data/100000, made by
    `bench/scale_bench.py --sizes 100000 --synthetic-vectors --data /work/bench-data
    --no-queries`: collection `bench`, model wordllama-l2-supercat-256; never written here);
-2. embedded import of that file into a new folder (collection `moved`, --model);
+2. embedded import of that file into a new folder (collection `moved`, --model), then
+   the same import again (every record unchanged: nothing embedded or written);
 3. import of the same file into a fresh `chroma run` server, then export from it.
 
 Each command's RSS is sampled every 20 ms over its whole process tree (the import's model
@@ -157,6 +158,9 @@ def main() -> None:
         anchor = checked(run(["import", str(root / "nothing.jsonl"), "--no-progress"], nothing), "")
         result = checked(run(["import", str(dump), "--no-progress"], moved), "import")
         report(f"import, embedded ({options.model})", result, anchor, records)
+        print("  ", result.stderr.strip().splitlines()[-1], flush=True)
+        result = checked(run(["import", str(dump), "--no-progress"], moved), "import again")
+        report("import again (unchanged)", result, anchor, records)
         print("  ", result.stderr.strip().splitlines()[-1], flush=True)
 
         with chroma_server(root / "server") as (url, _):
