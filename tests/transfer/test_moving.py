@@ -279,7 +279,9 @@ def generated(count: int) -> list[DecisionRecord]:
     records = []
     for n in range(count):
         topic = " ".join(rng.sample(words, 3))
+        # Each tenth record related to the one before, held on both ends as the service does.
         related = [f"g{n - 1:05d}"] if n % 10 == 1 else []
+        related_from = [f"g{n + 1:05d}"] if n % 10 == 0 and n + 1 < count else []
         records.append(
             DecisionRecord(
                 id=f"g{n:05d}",
@@ -296,7 +298,7 @@ def generated(count: int) -> list[DecisionRecord]:
                 recorded_by="agent-g" if n % 2 else None,
                 recorded_at=start + timedelta(hours=n) if n % 2 else None,
                 related_to=related,
-                related_from=related,
+                related_from=related_from,
             )
         )
     return records
