@@ -30,6 +30,7 @@
     ├── StoreFolderUnwritable   CSTP_DATA_DIR cannot be written (read-only, not ours)
     ├── SnapshotRefused         an index snapshot not to load (the index is rebuilt)
     ├── FileParseError          a decision file `cstp index` cannot read
+    ├── ImportLineError         a line of an export file `cstp import` cannot import
     └── PruneRefused            `cstp index --prune` removed nothing, and why
 
     PeerFailure                 a peer service's call failed (a2a.federation): a `failed` peer
@@ -348,6 +349,16 @@ class FileParseError(ServiceFault):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class ImportLineError(ServiceFault):
+    """A line of an export file that `cstp import` cannot import: its number (from 1) and
+    each reason as `field: why`; `str()` gives `"line {number}: {reasons}"`."""
+
+    def __init__(self, number: int, reasons: list[str]) -> None:
+        super().__init__(f"line {number}: " + "; ".join(reasons))
+        self.number = number
+        self.reasons = reasons
 
 
 class PruneRefused(ServiceFault):

@@ -16,12 +16,12 @@ import numpy.typing as npt
 from a2a.decisions.replica_locks import WriterLocks
 from a2a.embeddings import Embedder
 from a2a.embeddings.background import BackgroundModel, ModelThread
+from a2a.errors import ImportLineError
 from a2a.records import DecisionRecord
 from a2a.store.interface import DecisionStore
 from a2a.store.pages import StoredRecord
 from a2a.transfer.lines import (
     MAX_LINE_BYTES,
-    BadLine,
     DecisionLine,
     LinksLine,
     parse_line,
@@ -50,7 +50,7 @@ class ImportSummary:
     unchanged: int = 0
     replaced: int = 0
     conflicts: list[tuple[int, str]] = field(default_factory=list)
-    bad: list[BadLine] = field(default_factory=list)
+    bad: list[ImportLineError] = field(default_factory=list)
     #: True when a stop request ended the run before every record was written.
     interrupted: bool = False
 
@@ -108,12 +108,12 @@ class Importer:
         for number, raw in _lines(file):
             try:
                 line = parse_line(raw, number)
-            except BadLine as bad:
+            except ImportLineError as bad:
                 summary.bad.append(bad)
                 continue
             if line.id in good:
                 reason = f"id: {line.id!r} is already on line {good[line.id]}"
-                summary.bad.append(BadLine(number, [reason]))
+                summary.bad.append(ImportLineError(number, [reason]))
                 continue
             good[line.id] = number
             if line.targets():
@@ -192,7 +192,7 @@ class Importer:
                     if (why := _unknown(record_id, name, target, good, links, stored))
                 ]
                 if reasons:
-                    summary.bad.append(BadLine(good.pop(record_id), reasons))
+                    summary.bad.append(ImportLineError(good.pop(record_id), reasons))
                     refused = True
 
     def _read(
@@ -307,7 +307,7 @@ def _good_records(file: BinaryIO, scan: Scan) -> Iterator[tuple[int, DecisionRec
     for number, raw in _lines(file):
         try:
             line: DecisionLine = parse_line(raw, number)
-        except BadLine:
+        except ImportLineError:
             continue
         if scan.good.get(line.id) == number:
             yield number, record_of(line)

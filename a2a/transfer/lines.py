@@ -18,6 +18,7 @@ from pydantic import Field, StrictStr, ValidationError
 
 from a2a.decisions.params import DecisionId, DecisionInput, Instant
 from a2a.decisions.results import DecisionResult
+from a2a.errors import ImportLineError
 from a2a.records import Change, DecisionRecord, Reason, Stakes, Status
 from a2a.records.dates import parse_bound
 from a2a.records.filters import Confidence, WireModel
@@ -101,27 +102,18 @@ class DecisionLine(WireModel):
         return {*links.supersedes, *links.superseded_by, *links.related_to}
 
 
-class BadLine(Exception):
-    """A line that cannot be imported: its number (from 1) and each reason, `field: why`."""
-
-    def __init__(self, number: int, reasons: list[str]) -> None:
-        super().__init__(f"line {number}: " + "; ".join(reasons))
-        self.number = number
-        self.reasons = reasons
-
-
 def parse_line(raw: bytes, number: int) -> DecisionLine:
-    """Line `number` of an import file, checked. Raises BadLine naming each bad field
+    """Line `number` of an import file, checked. Raises ImportLineError naming each bad field
     (`confidence: Input should be less than or equal to 1`), as recordDecision does."""
     if len(raw) >= MAX_LINE_BYTES:
-        raise BadLine(number, [f"line: longer than {MAX_LINE_BYTES} bytes"])
+        raise ImportLineError(number, [f"line: longer than {MAX_LINE_BYTES} bytes"])
     try:
         line = DecisionLine.model_validate_json(raw)
     except ValidationError as exc:
-        raise BadLine(number, _reasons(exc)) from None
+        raise ImportLineError(number, _reasons(exc)) from None
     reasons = _protocol_rules(line) + _link_rules(line)
     if reasons:
-        raise BadLine(number, reasons)
+        raise ImportLineError(number, reasons)
     return line
 
 

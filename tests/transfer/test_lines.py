@@ -11,9 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from a2a.decisions.params import RecordDecisionParams
+from a2a.errors import ImportLineError
 from a2a.records import Change, DecisionRecord, Reason
 from a2a.rpc.methods import field_errors
-from a2a.transfer.lines import MAX_LINE_BYTES, BadLine, line_of, parse_line, record_of, wire_of
+from a2a.transfer.lines import MAX_LINE_BYTES, line_of, parse_line, record_of, wire_of
 
 AT = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
 LINKED = DecisionRecord(
@@ -47,7 +48,7 @@ def line(**fields: Any) -> bytes:
 
 
 def reasons_of(raw: bytes) -> list[str]:
-    with pytest.raises(BadLine) as caught:
+    with pytest.raises(ImportLineError) as caught:
         parse_line(raw, 7)
     assert caught.value.number == 7
     return caught.value.reasons
