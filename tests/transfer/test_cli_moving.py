@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,18 +27,20 @@ def test_export_to_a_file_then_import_reports_each_bad_line_and_exits_1(tmp_path
     source.close()
     out = tmp_path / "acme.jsonl"
     env = {"CSTP_EMBEDDING_MODEL": FAST, "CSTP_DATA_DIR": str(tmp_path / "a")}
-    done = cstp("export", "--tenant", "acme", "--out", str(out), env=env, timeout=120)
+    done = cstp("export", "--tenant", "acme", "--out", str(out), "--progress", env=env, timeout=120)
     assert done.returncode == exit_codes.OK, done.stderr
     assert out.read_bytes() == expected
     assert done.stdout == ""
     assert f"exported {len(SAMPLE)} decisions" in done.stderr
+    assert re.search(rf"^exporting \S+ {len(SAMPLE)}/{len(SAMPLE)} ", done.stderr, re.M)
 
     bad = json.dumps({"id": "zz", "title": "Bad", "stakes": "huge"})
     out.write_bytes(expected + bad.encode() + b"\n")
     env["CSTP_DATA_DIR"] = str(tmp_path / "b")
-    done = cstp("import", str(out), "--tenant", "acme", env=env, timeout=120)
+    done = cstp("import", str(out), "--tenant", "acme", "--progress", env=env, timeout=120)
     assert done.returncode == exit_codes.FAILED, done.stderr
     assert f"line {len(SAMPLE) + 1}: stakes: " in done.stderr
+    assert re.search(rf"^importing \S+ {len(SAMPLE)}/{len(SAMPLE)} ", done.stderr, re.M)
     summary = f"{len(SAMPLE)} created, 0 unchanged, 0 conflict, 0 replaced, 1 bad"
     assert summary in done.stderr.splitlines()[-1]
     assert exported(store_of(tmp_path / "b", "acme")) == expected
