@@ -27,6 +27,7 @@ from a2a.cli.options import tenant_name
 from a2a.errors import (
     EmbeddingModelError,
     EmbeddingModelMismatch,
+    EmbeddingsUnavailable,
     SettingsError,
     StoreFolderUnwritable,
     StoreLocked,
@@ -124,11 +125,11 @@ def import_command(
 ) -> None:
     """Import decisions from a `cstp export` file.
 
-    They are embedded with the configured model (CSTP_EMBEDDING_MODEL). A record stored
-    with the same content is unchanged; with other content it is a conflict, kept as
-    stored and listed (--replace overwrites it). A bad line is reported with its number
-    and skipped; the others are imported. Prints a summary: created, unchanged, conflict,
-    replaced, bad.
+    They are embedded with the configured model (CSTP_EMBEDDING_MODEL, or a provider's:
+    CSTP_EMBEDDING_PROVIDER). A record stored with the same content is unchanged; with
+    other content it is a conflict, kept as stored and listed (--replace overwrites it). A
+    bad line is reported with its number and skipped; the others are imported. Prints a
+    summary: created, unchanged, conflict, replaced, bad.
     """
     from a2a.app.runtime import Runtime
     from a2a.ingest.stopping import exit_now, stop_on_signals
@@ -157,7 +158,7 @@ def import_command(
                         importer.run(
                             stream, summary, scan=scan, progress=bar.advance, stop=stop.is_set
                         )
-            except (StoreUnavailable, EmbeddingModelError) as exc:
+            except (StoreUnavailable, EmbeddingModelError, EmbeddingsUnavailable) as exc:
                 _report(summary, settings)
                 err.print(f"[red]error:[/red] {escape(str(exc))}")
                 raise typer.Exit(exit_codes.STORE) from None

@@ -49,15 +49,21 @@ def export(
 @contextmanager
 def opened(settings: Settings, role: str) -> Iterator[ChromaDecisionStore]:
     """The store the settings name (its collection: CSTP_COLLECTION, a tenant's), locked
-    for the block when embedded (a2a.store.lock: one process at a time), without loading
-    the embedding model. Raises StoreLocked, StoreFolderUnwritable, StoreUnavailable and
-    EmbeddingModelMismatch (a collection built with another model than the configured one)."""
+    for the block when embedded (a2a.store.lock: one process at a time), opened with the
+    model identity its collection records, whatever the configured model: an export reads
+    no vector and loads no model. Raises StoreLocked, StoreFolderUnwritable and
+    StoreUnavailable."""
     lock = None
     if settings.chroma_url is None:
         lock = EmbeddedStoreLock(settings.store_lock_path, role)
         lock.acquire()
     try:
-        store = open_store(settings)
+        probe = open_store(settings, model="")
+        try:
+            recorded = probe.recorded_model() or ""
+        finally:
+            probe.close()
+        store = open_store(settings, model=recorded)
         try:
             store.check()
             yield store
