@@ -26,7 +26,8 @@ def test_export_to_a_file_then_import_reports_each_bad_line_and_exits_1(tmp_path
     expected = exported(source)
     source.close()
     out = tmp_path / "acme.jsonl"
-    env = {"CSTP_EMBEDDING_MODEL": FAST, "CSTP_DATA_DIR": str(tmp_path / "a")}
+    # The configured model is the default, not the collection's: an export needs none.
+    env = {"CSTP_DATA_DIR": str(tmp_path / "a")}
     done = cstp("export", "--tenant", "acme", "--out", str(out), "--progress", env=env, timeout=120)
     assert done.returncode == exit_codes.OK, done.stderr
     assert out.read_bytes() == expected
@@ -36,7 +37,7 @@ def test_export_to_a_file_then_import_reports_each_bad_line_and_exits_1(tmp_path
 
     bad = json.dumps({"id": "zz", "title": "Bad", "stakes": "huge"})
     out.write_bytes(expected + bad.encode() + b"\n")
-    env["CSTP_DATA_DIR"] = str(tmp_path / "b")
+    env = {"CSTP_EMBEDDING_MODEL": FAST, "CSTP_DATA_DIR": str(tmp_path / "b")}
     done = cstp("import", str(out), "--tenant", "acme", "--progress", env=env, timeout=120)
     assert done.returncode == exit_codes.FAILED, done.stderr
     assert f"line {len(SAMPLE) + 1}: stakes: " in done.stderr
