@@ -104,6 +104,33 @@ def checked(result: Run, what: str) -> Run:
     return result
 
 
+#: Chroma opening a collection, alone: RSS before and after `count()`, in a fresh process.
+OPEN_ONLY = """
+import sys
+from pathlib import Path
+import chromadb
+def rss():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+client = chromadb.PersistentClient(path=sys.argv[1])
+before = rss()
+client.get_collection(sys.argv[2]).count()
+print(rss() - before)
+"""
+
+
+def chroma_open_mib(folder: Path, collection: str) -> float:
+    """MiB embedded Chroma takes to open `collection` in `folder` (its count alone)."""
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_ONLY, str(folder), collection],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip())
+
+
 def report(what: str, result: Run, anchor: Run, records: int) -> None:
     print(
         f"{what:<28} {records:>7,} records {result.seconds:7.1f} s "
@@ -144,6 +171,8 @@ def main() -> None:
             dump.write_bytes(b"".join(lines))
         records = sum(1 for _ in dump.open("rb"))
         report("export, embedded", result, anchor, records)
+        opening = chroma_open_mib(root / "source" / "chroma", options.collection)
+        print(f"   of which Chroma opening the collection (count() alone): {opening:.0f} MiB")
 
         moved = {
             # A busy shared machine made one Chroma server write of 5,000 records pass the
@@ -159,6 +188,8 @@ def main() -> None:
         result = checked(run(["import", str(dump), "--no-progress"], moved), "import")
         report(f"import, embedded ({options.model})", result, anchor, records)
         print("  ", result.stderr.strip().splitlines()[-1], flush=True)
+        opening = chroma_open_mib(root / "moved" / "chroma", "moved")
+        print(f"   Chroma opening the imported collection (count() alone): {opening:.0f} MiB")
         result = checked(run(["import", str(dump), "--no-progress"], moved), "import again")
         report("import again (unchanged)", result, anchor, records)
         print("  ", result.stderr.strip().splitlines()[-1], flush=True)
