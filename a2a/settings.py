@@ -326,6 +326,9 @@ class Settings(BaseSettings):
     # peer services (None: no peers), and how long each peer may take to answer a call.
     peers_file: TokenFile = None
     peer_timeout_seconds: float = Field(default=2.0, gt=0, le=60, allow_inf_nan=False)
+    # Guardrails (docs/guardrails.md; CONTRACT.md, Guardrails): the TOML file of rules in CEL
+    # that cstp.checkGuardrails evaluates (None: no rules, every check allows).
+    guardrails_file: TokenFile = None
 
     @model_validator(mode="after")
     def _known_model(self) -> Self:

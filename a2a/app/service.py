@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from a2a.app.decisions import with_cursor_secret
 from a2a.app.federated import Federation, list_peers_method
+from a2a.app.guard_methods import Guardrails
 from a2a.app.methods import discover_method, search_docs_method
 from a2a.app.org import org_methods
 from a2a.app.runtime import Runtime
@@ -27,6 +28,7 @@ from a2a.embeddings.batching import DynamicBatcher, query_batcher
 from a2a.errors import CatalogError, StartupError
 from a2a.federation.config import load_peers
 from a2a.federation.peers import Peers
+from a2a.guardrails.rules import load_rules
 from a2a.index.sync import LiveIndex
 from a2a.limits.admission import RateLimits
 from a2a.observability.calls import CallLog
@@ -118,7 +120,8 @@ def build_service(
     they are served on both doors, described by rpc.discover and the card, counted, logged.
 
     Raises StartupError naming the setting: CSTP_RATE_LIMITS naming a method not served,
-    CSTP_DOCS_CATALOG malformed, CSTP_PEERS_FILE unusable (naming the peer and field).
+    CSTP_DOCS_CATALOG malformed, CSTP_PEERS_FILE unusable (naming the peer and field),
+    CSTP_GUARDRAILS_FILE unusable (naming the rule and the fault).
     """
     settings = with_cursor_secret(settings)
     lanes = Lanes(
@@ -147,6 +150,8 @@ def build_service(
         settings.default_retrieval_mode,
     )
 
+    guardrails = Guardrails(load_rules(settings.guardrails_file), metrics.guardrails_checked)
+
     def build(tenant: str) -> TenantStack:
         if tenant == DEFAULT_TENANT:
             chroma, face = runtime.store, store
@@ -159,7 +164,16 @@ def build_service(
             )
             face = store.sharing(chroma)
         return tenant_stack(
-            tenant, settings, runtime, chroma, face, batcher, shared_redis, lanes, federation
+            tenant,
+            settings,
+            runtime,
+            chroma,
+            face,
+            batcher,
+            shared_redis,
+            lanes,
+            federation,
+            guardrails,
         )
 
     async def existing() -> dict[str, str | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from a2a.app.decisions import decision_service
 from a2a.app.federated import Federation
+from a2a.app.guard_methods import Guardrails, guardrail_methods
 from a2a.app.methods import build_methods
 from a2a.app.runtime import Runtime
 from a2a.app.sources import TenantSource
@@ -32,11 +33,12 @@ def tenant_stack(
     shared_redis: SharedRedis | None,
     lanes: Lanes,
     federation: Federation | None = None,
+    guardrails: Guardrails | None = None,
 ) -> TenantStack:
     """The parts of one tenant on its collection `chroma` (`store`: its async face): search
     index (not yet loading), services and method table (queryDecisions,
     findSimilarDecisions and the decision methods; with the service's peers,
-    `federation`)."""
+    `federation`), and cstp.checkGuardrails (`guardrails`: the service's rules; None: none)."""
     workers = store.workers
     dimension = getattr(runtime.embedder, "dimension", None)
     index = live_index(settings, chroma, dimension, tenant, lanes.background)
@@ -58,6 +60,7 @@ def tenant_stack(
     )
     line = broad_match_line(chroma.embedding_model, settings.broad_match_distance)
     methods = build_methods(TenantSource(query, similar), None, decisions, line, federation)
+    methods.update(guardrail_methods(guardrails or Guardrails(), tenant, similar, decisions))
     del methods["rpc.discover"]  # one for the service, in the table calls are checked against
     return TenantStack(tenant, methods, index, Services(store, query, similar, decisions))
 

@@ -116,6 +116,12 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.guardrail_checks = Counter(
+            "cstp_guardrail_checks",
+            "cstp.checkGuardrails calls answered, by verdict: `allow`, `warn` or `block`.",
+            ["verdict"],
+            registry=self.registry,
+        )
         self.decisions.set(-1)
         # The labelled children of `calls`, by (method, code): `labels()` validates and locks
         # on every call, and both labels come from small closed sets (served methods, codes).
@@ -155,6 +161,10 @@ class Metrics:
         self.peer_calls.labels(peer, status).inc()
         if seconds is not None:
             self.peer_seconds.labels(peer).observe(seconds)
+
+    def guardrails_checked(self, verdict: str) -> None:
+        """Count one cstp.checkGuardrails answered with `verdict` (a2a.app.guard_methods)."""
+        self.guardrail_checks.labels(verdict).inc()
 
     def store_failed(self, kind: str) -> None:
         """Count one failed Chroma call; `kind` is `timeout` or `failure`."""

@@ -1,0 +1,166 @@
+"""cstp.checkGuardrails in a tenant's method table: the proposal's precedents (structural,
+as cstp.findSimilarDecisions finds them) and the caller's calibration read from the
+tenant's index, the rules evaluated on them (a2a.guardrails), one audit line and one count
+per check. Nothing is written (CONTRACT.md, Guardrails)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Final
+
+import numpy as np
+
+from a2a.decisions.params import DecisionInput, GetCalibrationParams
+from a2a.decisions.service import DecisionService
+from a2a.guardrails import engine
+from a2a.guardrails.results import (
+    CallerCalibration,
+    CheckGuardrailsResult,
+    Precedent,
+    ViolationOut,
+)
+from a2a.guardrails.rules import RuleSet
+from a2a.guardrails.variables import CheckInput
+from a2a.records.filters import QueryFilters, WireModel
+from a2a.records.summary import DecisionMetadata
+from a2a.rpc.methods import CallContext, Method, method, table
+from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
+from a2a.similarity.service import SimilarityService
+
+log = logging.getLogger(__name__)
+
+#: Precedents the expressions see, and those the result shows.
+PRECEDENTS_SEEN: Final = 10
+PRECEDENTS_SHOWN: Final = 3
+
+_EXAMPLE = {
+    "proposal": {
+        "title": "Move the invoices database with a blue-green switch",
+        "category": "architecture",
+        "stakes": "high",
+        "confidence": 0.8,
+        "tags": ["postgres", "migration"],
+    }
+}
+
+
+class CheckGuardrailsParams(WireModel):
+    """Params of cstp.checkGuardrails: `{"proposal": {...}}`, the fields and bounds of
+    cstp.recordDecision's `decision` (`title` required). Defined here, not in
+    a2a.guardrails, because the decision model is a2a.decisions' (a sibling package)."""
+
+    proposal: DecisionInput
+
+
+@dataclass(frozen=True, slots=True)
+class Guardrails:
+    """The service's rules (CSTP_GUARDRAILS_FILE, compiled once), what is told of each
+    check's verdict (`counted`: /metrics), and the clock giving `now` (UTC)."""
+
+    rules: RuleSet = field(default_factory=RuleSet)
+    counted: Callable[[str], None] = lambda verdict: None
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+def guardrail_methods(
+    guardrails: Guardrails,
+    tenant: str,
+    similar: SimilarityService,
+    decisions: DecisionService,
+) -> dict[str, Method]:
+    """name -> Method for cstp.checkGuardrails on `tenant`'s services (scope read)."""
+    rules = guardrails.rules.for_tenant(tenant)
+
+    @method(
+        "cstp.checkGuardrails", CheckGuardrailsParams, CheckGuardrailsResult, examples=(_EXAMPLE,)
+    )
+    async def check(params: CheckGuardrailsParams, ctx: CallContext) -> CheckGuardrailsResult:
+        """Check a proposed decision against the organisation's rules before acting on it.
+
+        Use it before an action with consequences: send the `proposal` as you would record
+        it (title required; category, stakes, confidence, tags, context). Returns `verdict`:
+        `allow` (go ahead), `warn` (go ahead, but tell your principal the `violations`) or
+        `block` (do not act; each violation's `message` says what the rule requires, e.g.
+        more confidence or a review tag). Also returns the top `precedents` like it, with
+        their outcomes, and your own `calibration` (Brier score, 0 is perfect) in its
+        category. Nothing is recorded: call cstp.recordDecision once you decide.
+        """
+        proposal = params.proposal
+        found = await precedents(similar, proposal)
+        calibration = await caller_calibration(decisions, ctx.agent, proposal.category)
+        given = CheckInput(
+            proposal.model_dump(exclude_unset=True),
+            [p.model_dump(include=_PRECEDENT_FIELDS) for p in found],
+            {"brierScore": calibration.brier_score, "decisions": calibration.decisions},
+            guardrails.clock(),
+        )
+        outcome = engine.check(rules, given)
+        violated = [v.rule for v in outcome.violations]
+        log.info(
+            "guardrails checked",
+            extra={
+                "agent": ctx.agent,
+                "tenant": tenant,
+                "verdict": outcome.verdict,
+                "rules": violated,
+            },
+        )
+        guardrails.counted(outcome.verdict)
+        return CheckGuardrailsResult(
+            verdict=outcome.verdict,
+            violations=[
+                ViolationOut(rule=v.rule, severity=v.severity, message=v.message)
+                for v in outcome.violations
+            ],
+            evaluated=outcome.evaluated,
+            precedents=found[:PRECEDENTS_SHOWN],
+            calibration=calibration,
+        )
+
+    return table(check)
+
+
+_PRECEDENT_FIELDS: Final = {
+    "id",
+    "title",
+    "distance",
+    "outcome",
+    "status",
+    "date",
+    "confidence",
+    "category",
+}
+
+
+async def precedents(similar: SimilarityService, proposal: DecisionInput) -> list[Precedent]:
+    """The tenant's decisions most like `proposal`, at most PRECEDENTS_SEEN, as
+    cstp.findSimilarDecisions by proposal ranks them (tags, category, stakes); none when
+    the proposal has none of those three."""
+    if not proposal.tags and proposal.category is None and proposal.stakes is None:
+        return []
+    probe = Proposal(tags=proposal.tags or None, category=proposal.category, stakes=proposal.stakes)
+    params = FindSimilarDecisionsParams(proposal=probe, limit=PRECEDENTS_SEEN)
+    answer = await similar.find_similar_decisions(params)
+    return [
+        Precedent(
+            **d.model_dump(include=set(DecisionMetadata.model_fields) - {"peer"}),
+            distance=round(1.0 - d.score, 6),
+        )
+        for d in answer.decisions
+    ]
+
+
+async def caller_calibration(
+    decisions: DecisionService, agent: str, category: str | None
+) -> CallerCalibration:
+    """`agent`'s scored decisions in `category` (every category when None) and their Brier
+    score, as cstp.getCalibration scores them."""
+    filters = None if category is None else QueryFilters(category=category)
+    scored = await decisions.scored(GetCalibrationParams(filters=filters))
+    mine = np.array([a == agent for a in scored.agents], dtype=bool)
+    errors = (scored.confidence[mine] - scored.score[mine]) ** 2
+    brier = float(np.mean(errors)) if errors.size else None
+    return CallerCalibration(category=category, decisions=int(errors.size), brier_score=brier)
