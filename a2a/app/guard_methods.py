@@ -9,20 +9,23 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
+from pydantic import ValidationError
 
 from a2a.decisions.params import DecisionInput, GetCalibrationParams
 from a2a.decisions.service import DecisionService
 from a2a.guardrails import engine
+from a2a.guardrails.cases import CaseResult, run_cases
 from a2a.guardrails.results import (
     CallerCalibration,
     CheckGuardrailsResult,
     Precedent,
     ViolationOut,
 )
-from a2a.guardrails.rules import RuleSet
+from a2a.guardrails.rules import RuleSet, load_rules
 from a2a.guardrails.variables import CheckInput
 from a2a.records.filters import QueryFilters, WireModel
 from a2a.records.summary import DecisionMetadata
@@ -164,3 +167,26 @@ async def caller_calibration(
     errors = (scored.confidence[mine] - scored.score[mine]) ** 2
     brier = float(np.mean(errors)) if errors.size else None
     return CallerCalibration(category=category, decisions=int(errors.size), brier_score=brier)
+
+
+def check_rules_file(path: Path) -> RuleSet:
+    """`cstp guardrails check`: the rules of `path`, compiled and probed as at start.
+    Raises RulesError naming the rule and the fault (a2a.guardrails.rules.load_rules)."""
+    return load_rules(path, label=str(path))
+
+
+def run_rule_cases(rules: RuleSet, lines: list[str]) -> list[CaseResult]:
+    """`cstp guardrails test`: every case of `lines` run against `rules`, each proposal
+    validated as cstp.checkGuardrails validates it. Raises CaseError naming the line of a
+    case that cannot be run (a2a.guardrails.cases)."""
+    return run_cases(rules, lines, _proposal_fields)
+
+
+def _proposal_fields(raw: Any) -> dict[str, Any]:
+    try:
+        params = CheckGuardrailsParams.model_validate({"proposal": raw})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ValueError(f"{field}: {error['msg']}") from None
+    return params.proposal.model_dump(exclude_unset=True)

@@ -20,6 +20,10 @@ ADDRESS: Final = 4
 #: `query` and the decision commands: the service could not be reached, or did not answer in
 #: JSON-RPC.
 UNREACHABLE: Final = 5
+#: `guard`: the service's guardrails warn about the proposal (act, but say so).
+GUARD_WARN: Final = 6
+#: `guard`: the service's guardrails block the proposal (do not act).
+GUARD_BLOCK: Final = 7
 #: Stopped by SIGINT / SIGTERM, having stored what was embedded (128 + signal number).
 INTERRUPTED_SIGINT: Final = 130
 INTERRUPTED_SIGTERM: Final = 143

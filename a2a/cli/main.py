@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from a2a.app.process import configure_process
 from a2a.cli import decisions, exit_codes, lifecycle, moving
+from a2a.cli.guardrails import guard, guardrails
 from a2a.cli.help import PlainHelpCommand, use_plain_help
 from a2a.cli.options import tenant_name
 from a2a.cli.peers import peers
@@ -476,6 +477,8 @@ app.command("tenants", cls=PlainHelpCommand)(tenants)
 app.command("peers", cls=PlainHelpCommand)(peers)
 for name, command in moving.COMMANDS.items():
     app.command(name, cls=PlainHelpCommand)(command)
+app.command("guard", cls=PlainHelpCommand)(guard)
+app.add_typer(guardrails)
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 
