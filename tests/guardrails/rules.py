@@ -17,7 +17,9 @@ message = "High-stakes moves need confidence of at least 0.7"
 
 [[rule]]
 id = "no-close-failure"
-require = 'precedents.filter(p, p.distance < 0.3 && has(p.outcome) && p.outcome == "failure").size() == 0'
+require = '''
+  precedents.filter(p, p.distance < 0.3 && has(p.outcome) && p.outcome == "failure")
+    .size() == 0'''
 severity = "warn"
 message = "A close precedent failed: read it first"
 

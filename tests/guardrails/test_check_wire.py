@@ -7,26 +7,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from a2a.cli import exit_codes
+from a2a.cli.main import app
 from tests.decisions.lifecycle_wire import Served
 from tests.decisions.wire import call, result
 from tests.guardrails.rules import ACME_RULES, GLOBEX_RULES, RULES
 from tests.mcp_session import mcp_session
-from tests.servers import BIN, cstp, output_of
+from tests.servers import output_of
 from tests.tenants.wire import ACME, ACME_TOKEN, GLOBEX_TOKEN, served
 
 pytestmark = pytest.mark.slow
 
 FAILED_ID = "acme-db-move"
+RUNNER = CliRunner()
 SECRET_TITLE = "Move the ledger database to cluster nine"
 
 
@@ -165,21 +166,21 @@ def test_one_audit_line_and_one_count_per_check_and_nothing_written(server: Serv
 
 
 def test_cstp_guard_exit_codes(server: Served) -> None:
+    # In process (CliRunner): a `cstp` subprocess costs ~4 s of imports here; the calls
+    # still go over HTTP to the real server.
     env = {"CSTP_URL": server.url, "CSTP_TOKEN": ACME_TOKEN}
-    blocked = cstp("guard", "--title", "x", "--stakes", "high", "--confidence", "0.3", env=env)
-    assert blocked.returncode == exit_codes.GUARD_BLOCK == 7, blocked.stderr
-    assert "block: high-stakes-confidence" in blocked.stdout
+    flags = ["guard", "--title", "x", "--stakes", "high", "--confidence", "0.3"]
+    blocked = RUNNER.invoke(app, flags, env=env)
+    assert blocked.exit_code == exit_codes.GUARD_BLOCK == 7, blocked.output
+    assert "block: high-stakes-confidence" in blocked.output
+    warned = RUNNER.invoke(app, ["guard", "--title", "x", "--stakes", "low"], env=env)
+    assert warned.exit_code == exit_codes.GUARD_WARN == 6, warned.output
     proposal = json.dumps({"title": "x", "stakes": "low", "confidence": 0.5})
-    allowed = subprocess.run(
-        [str(BIN / "cstp"), "guard", "-", "--json"],
-        input=proposal,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=120,
-    )
-    assert allowed.returncode == exit_codes.OK, allowed.stderr
-    assert json.loads(allowed.stdout)["verdict"] == "allow"
+    allowed = RUNNER.invoke(app, ["guard", "-", "--json"], input=proposal, env=env)
+    assert allowed.exit_code == exit_codes.OK, allowed.output
+    assert json.loads(allowed.output)["verdict"] == "allow"
+    bad = RUNNER.invoke(app, ["guard", "--title", " "], env=env)
+    assert bad.exit_code == exit_codes.FAILED, bad.output
 
 
 def test_mcp_lists_the_tool_and_calls_it(server: Served) -> None:
