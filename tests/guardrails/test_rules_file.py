@@ -124,3 +124,10 @@ def test_test_refuses_a_case_it_cannot_run(tmp_path: Path) -> None:
     code, output = run_cases(tmp_path, [CASES[0], bad])
     assert code == exit_codes.SETTINGS
     assert "line 3: proposal.confidence: Input should be less than or equal to 1" in output
+
+
+def test_the_five_example_rules_pass_their_cases() -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "guardrails"
+    files = [str(examples / "rules.toml"), str(examples / "cases.jsonl")]
+    answer = RUNNER.invoke(app, ["guardrails", "test", *files])
+    assert (answer.exit_code, answer.output) == (exit_codes.OK, "8/8 case(s) passed\n")
