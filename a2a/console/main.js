@@ -3,6 +3,7 @@
 import { setToken, token } from "./api.js";
 import { setupBrowse, showBrowse } from "./browse.js";
 import { setupCalibration, showCalibration } from "./calibration.js";
+import { setupCheck } from "./check.js";
 import { setupDecision } from "./decision.js";
 import { fill } from "./dom.js";
 import { clearError } from "./errors.js";
@@ -12,8 +13,10 @@ import { loadPeers } from "./peers.js";
 import { refreshValues } from "./store-values.js";
 import { loadTenants, setupTenants } from "./tenant.js";
 
-const VIEWS = { search: null, browse: showBrowse, calibration: showCalibration };
-const ACTIONS = { search: "search-form", browse: "browse-form", calibration: "calibration-form" };
+const VIEWS = { search: null, browse: showBrowse, calibration: showCalibration, check: null };
+const ACTIONS = {
+  search: "search-form", browse: "browse-form", calibration: "calibration-form", check: "check-form",
+};
 let currentView = "search";
 
 // What the service last made of this tab's token ("accepted", "refused"), null until it answers.
@@ -42,6 +45,12 @@ function showTokenState() {
 function rerun(searchesBefore = searchesStarted()) {
   refreshValues();
   if (currentView === "search" && searchesStarted() !== searchesBefore) return;
+  if (currentView === "check") {
+    if (document.getElementById("check-title").value.trim()) {
+      document.getElementById("check-form").requestSubmit();
+    }
+    return;
+  }
   if (currentView !== "search" || document.getElementById("q").value.trim()) {
     document.getElementById(ACTIONS[currentView]).requestSubmit();
   }
@@ -88,7 +97,10 @@ function show(view) {
     else button.removeAttribute("aria-current");
   }
   // One filters panel for every view, below the form of the one on screen: that form first.
-  document.getElementById(ACTIONS[view]).after(document.getElementById("filters-panel"));
+  // A check takes no filters: the panel is hidden there.
+  const panel = document.getElementById("filters-panel");
+  document.getElementById(ACTIONS[view]).after(panel);
+  panel.hidden = view === "check";
   VIEWS[view]?.();
 }
 
@@ -115,6 +127,7 @@ setupDecision();
 setupSearch();
 setupBrowse();
 setupCalibration();
+setupCheck();
 setupTenants(() => {
   clearError();
   rerun();

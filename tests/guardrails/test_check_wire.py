@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from a2a.cli import exit_codes
 from a2a.cli.main import app
+from tests.console.browser import chromium
 from tests.decisions.lifecycle_wire import Served
 from tests.decisions.wire import call, result
 from tests.guardrails.rules import ACME_RULES, GLOBEX_RULES, RULES
@@ -196,3 +197,64 @@ def test_mcp_lists_the_tool_and_calls_it(server: Served) -> None:
     assert tool.input_schema["required"] == ["proposal"]
     assert not answer.is_error
     assert answer.structured_content["verdict"] == "block"
+
+
+def test_the_console_panel_shows_the_verdict_violations_and_precedents(server: Served) -> None:
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        sent: list[dict[str, Any]] = []
+        page.on(
+            "request",
+            lambda r: (
+                sent.append(json.loads(r.post_data))
+                if r.method == "POST" and r.url.endswith("/cstp")
+                else None
+            ),
+        )
+        page.goto(f"{server.url}/console")
+        page.fill("#token", ACME_TOKEN)
+        page.click("#token-use")
+        page.wait_for_selector("#tenant[data-listed='1']", state="attached")
+        page.click("#nav-check")
+        assert page.is_hidden("#filters-panel")
+        page.fill("#check-title", SECRET_TITLE)
+        page.fill("#check-category", "arch")
+        page.select_option("#check-stakes", "high")
+        page.fill("#check-confidence", "0.5")
+        page.fill("#check-tags", "db")
+        page.click("#check-submit")
+        page.wait_for_selector("#check-verdict[data-verdict='block']")
+        rules = page.eval_on_selector_all("#check-violations li", "e => e.map(n => n.dataset.rule)")
+        messages = page.eval_on_selector_all(
+            "#check-violations .violation-message", "e => e.map(n => n.textContent)"
+        )
+        shown = page.eval_on_selector_all(
+            "#check-precedents .result", "e => e.map(n => n.dataset.id)"
+        )
+        outcomes = page.eval_on_selector_all(
+            "#check-precedents .result", "e => e.map(n => n.dataset.outcome)"
+        )
+        calibration = page.text_content("#check-calibration") or ""
+        # Over a -32602, the field is marked.
+        page.fill("#check-confidence", "3")
+        page.click("#check-submit")
+        page.wait_for_selector("#check-confidence[aria-invalid='true']")
+        context.close()
+    body = next(b for b in sent if b["method"] == "cstp.checkGuardrails")
+    assert body["params"] == {
+        "proposal": {
+            "title": SECRET_TITLE,
+            "category": "arch",
+            "stakes": "high",
+            "confidence": 0.5,
+            "tags": ["db"],
+        },
+        "tenant": "acme",
+    }
+    direct = check(server, body["params"]["proposal"])
+    assert rules == violated(direct) == ["high-stakes-confidence", "no-close-failure"]
+    assert messages == [v["message"] for v in direct["violations"]]
+    assert shown == [p["id"] for p in direct["precedents"]] == [FAILED_ID]
+    assert outcomes == ["failure"]
+    assert "Brier 0.810 over 1 scored decision(s)" in calibration
