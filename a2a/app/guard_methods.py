@@ -5,6 +5,7 @@ per check. Nothing is written (CONTRACT.md, Guardrails)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,10 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
 from pydantic import ValidationError
 
-from a2a.decisions.params import DecisionInput, GetCalibrationParams
+from a2a.decisions.params import DecisionInput
 from a2a.decisions.service import DecisionService
 from a2a.guardrails import engine
 from a2a.guardrails.cases import CaseResult, run_cases
@@ -31,6 +31,7 @@ from a2a.records.filters import QueryFilters, WireModel
 from a2a.records.summary import DecisionMetadata
 from a2a.rpc.methods import CallContext, Method, method, table
 from a2a.similarity.params import FindSimilarDecisionsParams, Proposal
+from a2a.similarity.results import SimilarDecision
 from a2a.similarity.service import SimilarityService
 
 log = logging.getLogger(__name__)
@@ -92,11 +93,14 @@ def guardrail_methods(
         category. Nothing is recorded: call cstp.recordDecision once you decide.
         """
         proposal = params.proposal
-        found = await precedents(similar, proposal)
-        calibration = await caller_calibration(decisions, ctx.agent, proposal.category)
+        # Two independent reads of the index, each in a worker thread: side by side.
+        found, calibration = await asyncio.gather(
+            precedents(similar, proposal),
+            caller_calibration(decisions, ctx.agent, proposal.category),
+        )
         given = CheckInput(
             proposal.model_dump(exclude_unset=True),
-            [p.model_dump(include=_PRECEDENT_FIELDS) for p in found],
+            [precedent_fields(d) for d in found],
             {"brierScore": calibration.brier_score, "decisions": calibration.decisions},
             guardrails.clock(),
         )
@@ -119,26 +123,14 @@ def guardrail_methods(
                 for v in outcome.violations
             ],
             evaluated=outcome.evaluated,
-            precedents=found[:PRECEDENTS_SHOWN],
+            precedents=[shown(d) for d in found[:PRECEDENTS_SHOWN]],
             calibration=calibration,
         )
 
     return table(check)
 
 
-_PRECEDENT_FIELDS: Final = {
-    "id",
-    "title",
-    "distance",
-    "outcome",
-    "status",
-    "date",
-    "confidence",
-    "category",
-}
-
-
-async def precedents(similar: SimilarityService, proposal: DecisionInput) -> list[Precedent]:
+async def precedents(similar: SimilarityService, proposal: DecisionInput) -> list[SimilarDecision]:
     """The tenant's decisions most like `proposal`, at most PRECEDENTS_SEEN, as
     cstp.findSimilarDecisions by proposal ranks them (tags, category, stakes); none when
     the proposal has none of those three."""
@@ -146,14 +138,32 @@ async def precedents(similar: SimilarityService, proposal: DecisionInput) -> lis
         return []
     probe = Proposal(tags=proposal.tags or None, category=proposal.category, stakes=proposal.stakes)
     params = FindSimilarDecisionsParams(proposal=probe, limit=PRECEDENTS_SEEN)
-    answer = await similar.find_similar_decisions(params)
-    return [
-        Precedent(
-            **d.model_dump(include=set(DecisionMetadata.model_fields) - {"peer"}),
-            distance=round(1.0 - d.score, 6),
-        )
-        for d in answer.decisions
-    ]
+    return (await similar.find_similar_decisions(params)).decisions
+
+
+def distance(decision: SimilarDecision) -> float:
+    """The structural distance of a precedent: `1 - score`, in [0, 1]."""
+    return round(1.0 - decision.score, 6)
+
+
+def precedent_fields(d: SimilarDecision) -> dict[str, Any]:
+    """One `precedents` item of the expressions (a2a.guardrails.variables.PRECEDENT_FIELDS)."""
+    return {
+        "id": d.id,
+        "title": d.title,
+        "distance": distance(d),
+        "outcome": d.outcome,
+        "status": d.status,
+        "date": d.date,
+        "confidence": d.confidence,
+        "category": d.category,
+    }
+
+
+def shown(d: SimilarDecision) -> Precedent:
+    """A precedent as the result shows it: its summary and its distance."""
+    summary = {name: getattr(d, name) for name in DecisionMetadata.model_fields if name != "peer"}
+    return Precedent(**summary, distance=distance(d))
 
 
 async def caller_calibration(
@@ -162,11 +172,8 @@ async def caller_calibration(
     """`agent`'s scored decisions in `category` (every category when None) and their Brier
     score, as cstp.getCalibration scores them."""
     filters = None if category is None else QueryFilters(category=category)
-    scored = await decisions.scored(GetCalibrationParams(filters=filters))
-    mine = np.array([a == agent for a in scored.agents], dtype=bool)
-    errors = (scored.confidence[mine] - scored.score[mine]) ** 2
-    brier = float(np.mean(errors)) if errors.size else None
-    return CallerCalibration(category=category, decisions=int(errors.size), brier_score=brier)
+    count, brier = await decisions.agent_brier(agent, filters)
+    return CallerCalibration(category=category, decisions=count, brier_score=brier)
 
 
 def check_rules_file(path: Path) -> RuleSet:

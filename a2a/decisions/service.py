@@ -41,6 +41,7 @@ from a2a.embeddings import Embedder
 from a2a.errors import EmbeddingsUnavailable, LockedElsewhere, StoreUnavailable
 from a2a.records import DecisionRecord, canonical_hash
 from a2a.records.dates import parse_bound
+from a2a.records.filters import QueryFilters
 from a2a.records.summary import DecisionMetadata
 from a2a.store.async_store import AsyncStore
 from a2a.store.pages import StoredRecord
@@ -237,6 +238,23 @@ class DecisionService:
             table.labels("recorded_by", scored),
             table.date_epoch[scored],
         )
+
+    async def agent_brier(
+        self, agent: str, filters: QueryFilters | None
+    ) -> tuple[int, float | None]:
+        """`agent`'s scored decisions among those passing `filters` (recordedBy `agent`,
+        with a confidence and a scored outcome), and their Brier score (None when none), as
+        getCalibration scores them: cstp.checkGuardrails' calibration, read from the
+        columns' codes without getCalibration's per-row lists."""
+        table = await self._table.table(filters)
+        column = table.coded("recorded_by")
+        codes = [code for code, value in enumerate(column.values) if value == agent]
+        if not codes:
+            return 0, None
+        mine = table.mask & np.isin(column.codes, codes)
+        mine &= ~np.isnan(table.confidence) & ~np.isnan(table.score)
+        errors = (table.confidence[mine] - table.score[mine]) ** 2
+        return int(errors.size), float(np.mean(errors)) if errors.size else None
 
     async def get_stats(self, params: GetStatsParams) -> wire.StatsResult:
         """Counts of the filtered decisions by month x outcome, category, status, agent."""
