@@ -65,6 +65,27 @@ class IndexTable:
 
         return dataclasses.replace(table, stale_decisions=stale_decisions)
 
+    async def agent_brier(
+        self, agent: str, filters: QueryFilters | None
+    ) -> tuple[int, float | None]:
+        """DecisionService.agent_brier from the columns, on the event loop: the passing rows
+        of `agent` are found with a few vector operations (a cached mask, one code
+        compare), and only those rows are read."""
+        index = await self._source.current()
+        with index.reading():
+            columns = index.columns
+            code = columns.vocabularies["recorded_by"].find(agent)
+            if code < 0:
+                return 0, None
+            rows = np.flatnonzero(index.mask(filters) & (columns.codes("recorded_by") == code))
+            confidence = columns.confidence[rows]
+            outcome = columns.vocabularies["outcome"]
+            scores = outcome_scores([outcome.value(c) for c in range(len(outcome))] + [None])
+            score = scores[columns.codes("outcome")[rows]]
+        scored = ~np.isnan(confidence) & ~np.isnan(score)
+        errors = (confidence[scored] - score[scored]) ** 2
+        return int(errors.size), float(np.mean(errors)) if errors.size else None
+
 
 def _snapshot(index: SearchIndex, filters: QueryFilters | None) -> DecisionTable:
     with index.reading():

@@ -246,6 +246,10 @@ class DecisionService:
         with a confidence and a scored outcome), and their Brier score (None when none), as
         getCalibration scores them: cstp.checkGuardrails' calibration, read from the
         columns' codes without getCalibration's per-row lists."""
+        from_index = getattr(self._table, "agent_brier", None)
+        if from_index is not None:  # the search index's own (a2a.decisions.indexed)
+            result: tuple[int, float | None] = await from_index(agent, filters)
+            return result
         table = await self._table.table(filters)
         column = table.coded("recorded_by")
         codes = [code for code, value in enumerate(column.values) if value == agent]

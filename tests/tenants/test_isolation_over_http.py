@@ -70,6 +70,16 @@ def calls(door: str) -> list[tuple[str, dict[str, Any]]]:
         ("cstp.getCalibration", {}),
         ("cstp.getStats", {}),
         ("cstp.checkDrift", {}),
+        (
+            "cstp.checkGuardrails",
+            {
+                "proposal": {
+                    "title": "Kafka for billing",
+                    "tags": ["kafka"],
+                    "category": "architecture",
+                }
+            },
+        ),
         ("cstp.searchDocs", {"query": "rate limits"}),
         *([("rpc.discover", {})] if door == "cstp" else []),  # not an MCP tool
         ("cstp.recordDecision", {"decision": {"id": f"new-{door}", "title": "A new one"}}),
