@@ -22,8 +22,11 @@
     ServiceFault                our own: configuration, files, the model; no call causes it
     ├── SettingsError           a setting the service cannot start with; exit 2 (cstp)
     │   ├── StartupError                found while building the service (CSTP_RATE_LIMITS...)
+    │   │   └── RulesError                  CSTP_GUARDRAILS_FILE unusable: the rule and the fault
+    │   ├── CaseError                   a `cstp guardrails test` case that cannot be run
     │   ├── TokenFormatError            CSTP_AUTH_TOKENS(_FILE) malformed
     │   └── CatalogError                CSTP_DOCS_CATALOG or a document it lists unusable
+    ├── ExpressionError         a guardrail's CEL expression failed (compiling, probing, running)
     ├── EmbeddingModelError     the embedding model cannot load, or its process died
     ├── EmbeddingModelMismatch  the collection was built with another model (-32003 to callers)
     ├── StoreLocked             another process holds the embedded store
@@ -289,6 +292,22 @@ class SettingsError(ServiceFault):
 class StartupError(SettingsError):
     """A setting found unusable while the service is built; the message names it
     (`CSTP_RATE_LIMITS: ...`)."""
+
+
+class RulesError(StartupError):
+    """A guardrails rules file that cannot be used (a2a.guardrails.rules); the message names
+    the file, the rule, its field and why."""
+
+
+class CaseError(SettingsError):
+    """A `cstp guardrails test` case that cannot be run (a2a.guardrails.cases); the message
+    names its line and the fault."""
+
+
+class ExpressionError(ServiceFault):
+    """A guardrail's CEL expression that cannot be used or failed on one input; the message
+    is the CEL error (a2a.guardrails.expressions). Never reaches a caller: a bad rule is a
+    RulesError at start, one failing at run time a rule that does not apply or a violation."""
 
 
 class TokenFormatError(SettingsError):

@@ -23,7 +23,10 @@ from tests.servers import cstp, free_port, output_of, start_cstp, stop
 EXAMPLES = str(REPO / "examples" / "decisions")
 TOKEN = EXAMPLES_TOKENS["cli"]
 FAST = "wordllama-l2-supercat-256"
-COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+COMMANDS = sorted(
+    [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
+    + [g.name for g in app.registered_groups if g.name]  # `cstp guardrails check|test`
+)
 RUNNER = CliRunner()
 #: typer's rendering of Python annotations: `<list[Path]>`, `<bool>`, `<int range>`.
 TYPE_HINT = re.compile(r"<[a-zA-Z_][^>\n]*>")

@@ -20,10 +20,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from a2a.app.guard_methods import check_rules_file, run_rule_cases
 from a2a.cli import exit_codes, options
 from a2a.cli.decisions import _client, _out, err
-from a2a.errors import StartupError
+from a2a.errors import SettingsError
 
 #: `cstp guard`'s exit code per verdict (a2a.cli.exit_codes).
 VERDICT_EXIT: Final = {
@@ -34,7 +33,9 @@ VERDICT_EXIT: Final = {
 
 guardrails = typer.Typer(
     name="guardrails",
-    help="Validate and test a guardrails rules file (CSTP_GUARDRAILS_FILE) without a server.",
+    help="Validate and test guardrail rules, no server.\n\nThe rules file is CSTP_GUARDRAILS_FILE's"
+    " (docs/guardrails.md).",
+    short_help="Validate and test guardrail rules, no server.",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -46,9 +47,11 @@ def check(
 ) -> None:
     """Compile every rule of FILE as `cstp serve` does at start; exit 2 naming the rule and
     the fault (syntax, unknown variable, wrong type, duplicate id, severity, tenant)."""
+    from a2a.app.guard_methods import check_rules_file  # not for every command: it loads the store
+
     try:
         rules = check_rules_file(file)
-    except StartupError as exc:
+    except SettingsError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(exit_codes.SETTINGS) from None
     print(f"{file}: {len(rules.rules)} rule(s), all valid")
@@ -63,10 +66,12 @@ def test(
 ) -> None:
     """Run each case of CASES (a proposal, precedents, calibration and the expected verdict
     and rule ids) against FILE; exit 1 naming each case that differs."""
+    from a2a.app.guard_methods import check_rules_file, run_rule_cases
+
     try:
         rules = check_rules_file(file)
         results = run_rule_cases(rules, cases.read_text(encoding="utf-8").splitlines())
-    except (StartupError, ValueError, OSError) as exc:
+    except (SettingsError, OSError, UnicodeDecodeError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(exit_codes.SETTINGS) from None
     failed = [r for r in results if not r.passed]

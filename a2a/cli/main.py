@@ -478,7 +478,7 @@ app.command("peers", cls=PlainHelpCommand)(peers)
 for name, command in moving.COMMANDS.items():
     app.command(name, cls=PlainHelpCommand)(command)
 app.command("guard", cls=PlainHelpCommand)(guard)
-app.add_typer(guardrails)
+app.add_typer(guardrails, name="guardrails")
 # Last: every command's help without Python type labels, whoever registered it.
 use_plain_help(app)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from a2a.errors import CaseError
 from a2a.guardrails.engine import VERDICTS, check
 from a2a.guardrails.rules import RuleSet
 from a2a.guardrails.variables import PRECEDENT_FIELDS, CheckInput
@@ -29,10 +30,6 @@ from a2a.guardrails.variables import PRECEDENT_FIELDS, CheckInput
 _KEYS: Final = frozenset(
     {"name", "proposal", "precedents", "calibration", "tenant", "now", "expect"}
 )
-
-
-class CaseError(ValueError):
-    """A case that cannot be run; the message names its line and the fault."""
 
 
 @dataclass(frozen=True, slots=True)

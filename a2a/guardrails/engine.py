@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from a2a.guardrails.expressions import ExpressionError
+from a2a.errors import ExpressionError
 from a2a.guardrails.rules import Rule, Severity
 from a2a.guardrails.variables import CheckInput
 

@@ -27,6 +27,8 @@ from typing import Final
 
 import cel
 
+from a2a.errors import ExpressionError
+
 #: The variables an expression sees (CONTRACT.md, Guardrails).
 VARIABLES: Final = frozenset({"proposal", "precedents", "calibration", "now"})
 #: The CEL macros that loop over a list or map (the comprehensions).
@@ -44,10 +46,6 @@ _TOKENS = re.compile(
       |(?P<close>\))""",
     re.VERBOSE | re.DOTALL,
 )
-
-
-class ExpressionError(ValueError):
-    """An expression that cannot be used; the message says why (the CEL error's text)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from a2a.errors import StartupError
-from a2a.guardrails.expressions import Expression, ExpressionError
+from a2a.errors import ExpressionError, RulesError
+from a2a.guardrails.expressions import Expression
 from a2a.guardrails.variables import full_probe, largest_probe
 from a2a.tenants.names import TENANT_NAME
 
@@ -33,10 +33,6 @@ MAX_RULES: Final = 200
 #: Longest expression, characters.
 MAX_EXPRESSION_CHARS: Final = 4000
 Severity = Literal["block", "warn"]
-
-
-class RulesError(StartupError):
-    """A rules file that cannot be used; the message names the rule, its field and why."""
 
 
 class RuleConfig(BaseModel):
