@@ -236,6 +236,9 @@ def test_the_console_panel_shows_the_verdict_violations_and_precedents(server: S
             "#check-precedents .result", "e => e.map(n => n.dataset.outcome)"
         )
         calibration = page.text_content("#check-calibration") or ""
+        # At 375 px the panel fits the window (no sideways scroll).
+        page.set_viewport_size({"width": 375, "height": 812})
+        narrow = page.evaluate("document.documentElement.scrollWidth")
         # Over a -32602, the field is marked.
         page.fill("#check-confidence", "3")
         page.click("#check-submit")
@@ -258,3 +261,4 @@ def test_the_console_panel_shows_the_verdict_violations_and_precedents(server: S
     assert shown == [p["id"] for p in direct["precedents"]] == [FAILED_ID]
     assert outcomes == ["failure"]
     assert "Brier 0.810 over 1 scored decision(s)" in calibration
+    assert narrow <= 375
