@@ -270,6 +270,7 @@ class Tenants:
             await asyncio.shield(stack.unloading)
         if self._load_wait is not None and stack.name != DEFAULT_TENANT:
             await stack.index.settle(self._load_wait)
+            stack.index.raise_fault()  # a load that cannot succeed (another model) says why
             if stack.index.status in ("warming", "evicted"):
                 raise Saturated(math.ceil(self._load_wait))
 

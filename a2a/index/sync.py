@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from a2a.concurrency import Lane
-from a2a.errors import SnapshotRefused, StoreUnavailable
+from a2a.errors import EmbeddingModelMismatch, SnapshotRefused, StoreUnavailable
 from a2a.index.search_index import (
     GRAPH_MIN_FRACTION,
     GRAPH_MIN_ROWS,
@@ -168,11 +168,11 @@ class LiveIndex:
         """Wait up to `seconds` for the load to finish or fail (a small store is then ready
         when the service starts answering); returns quietly either way."""
         self.start()
-        if self._loaded or self._failure is not None:
+        if self._loaded or self._failure is not None or self._fault is not None:
             return  # nothing to wait for (most calls): no cancel scope
         assert self._changed is not None
         with anyio.move_on_after(seconds):
-            while not self._loaded and self._failure is None:
+            while not self._loaded and self._failure is None and self._fault is None:
                 self._changed.clear()
                 await self._changed.wait()
 
@@ -282,7 +282,7 @@ class LiveIndex:
     async def _current(self, marker: str | None = None) -> SearchIndex:
         self.start()
         assert self._changed is not None and self._retry_now is not None
-        self._raise_fault()
+        self.raise_fault()
         if not self._loaded and self._failure is not None:
             # Chroma was down at the last attempt: try again now rather than after the
             # backoff, and answer from that attempt (Chroma may be back).
@@ -297,7 +297,7 @@ class LiveIndex:
         while not self._loaded:
             self._changed.clear()
             await self._changed.wait()
-            self._raise_fault()
+            self.raise_fault()
             if not self._loaded and self._failure is not None:
                 raise self._failure
         await self._fresh(marker)
@@ -305,7 +305,12 @@ class LiveIndex:
             self._maintain()
         return self.index
 
-    def _raise_fault(self) -> None:
+    def raise_fault(self) -> None:
+        """Raise why the load cannot succeed, if it cannot: EmbeddingModelMismatch (the
+        collection was built with another model: CSTP -32003, not retryable) as itself,
+        any other fault as ours (-32603)."""
+        if isinstance(self._fault, EmbeddingModelMismatch):
+            raise self._fault
         if self._fault is not None:
             raise RuntimeError("the search index could not be loaded") from self._fault
 
@@ -346,11 +351,16 @@ class LiveIndex:
                 self._retry_now.clear()
                 delay = min(delay * 2, BACKOFF_MAX)
                 continue
+            except EmbeddingModelMismatch as exc:  # configuration: every call says so (-32003)
+                log.error("search index not loaded: %s", exc)
+                self._fault = exc
+                self._signal(None)
+                return
             except Exception as exc:  # our bug: queries fail loudly (-32603), never wait forever
                 log.exception("search index load failed")
                 self._fault = exc
                 self._signal(None)
-                raise
+                return
             self._loaded, self._evicted = True, False
             self._checked(ok=True)
             self._signal(None)

@@ -369,3 +369,22 @@ async def test_a_union_graph_is_dropped_with_a_tenant_evicted_past_the_budget(
         assert registry.unions.nbytes == 0
         org = await answer(client, "cstp.queryDecisions", query)
         assert org["decisions"] == (await _merged(client, [*tenants, "t3"], query))[:7]
+
+
+async def test_a_tenant_built_with_another_model_says_so_at_once_not_saturated(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Reported: a tenant's collection built with another model (a move to a new model
+    served without it) answered -32005 "retry" after the whole load wait, every time, and
+    left "Task exception was never retrieved" in the log: it is -32003, not retryable, at
+    the first call, as listTenants already said."""
+    fast = _budgeted(tmp_path, 1024)
+    async with served_app(fast, load_embedder(FAST_MODEL)) as (_, client):
+        decision = {"id": "moved", "title": "Adopt Kafka for billing events"}
+        await answer(client, "cstp.recordDecision", {"decision": decision, "tenant": "acme"})
+    default_model = load_settings(data_dir=tmp_path / "data", agent_id="test-agent")
+    async with served_app(default_model, embedder) as (_, client):
+        for _ in range(2):
+            call = rpc_call("cstp.queryDecisions", {"query": "kafka", "tenant": "acme"})
+            error = (await client.post("/cstp", json=call)).json()["error"]
+            assert (error["code"], error["data"]) == (-32003, {"retryable": False})
