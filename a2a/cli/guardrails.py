@@ -92,11 +92,13 @@ def guard(
             show_default=False,
         ),
     ] = None,
-    title: Annotated[str | None, typer.Option(help="What is proposed.")] = None,
+    title: Annotated[str | None, typer.Option(metavar="TITLE", help="What is proposed.")] = None,
     category: Annotated[str | None, typer.Option(metavar="NAME")] = None,
     stakes: Annotated[options.StakesValue | None, typer.Option(metavar="STAKES")] = None,
     confidence: Annotated[float | None, typer.Option(metavar="0..1")] = None,
-    context: Annotated[str | None, typer.Option(metavar="TEXT")] = None,
+    context: Annotated[
+        str | None, typer.Option(metavar="WHY", help="The situation it answers.")
+    ] = None,
     tags: Annotated[
         list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag; repeatable.")
     ] = None,

@@ -67,9 +67,11 @@ function peerItem(name, status, words) {
   );
 }
 
+// The listed states show while "Include peers" is ticked (what the next search would ask):
+// unticked, they would push the results down on a phone for peers nobody asked.
 function showStates(items, source, partial = false) {
   fill(states(), ...items);
-  states().hidden = items.length === 0;
+  states().hidden = items.length === 0 || (source === "listed" && !choice().checked);
   states().dataset.source = source;
   if (partial) states().dataset.partial = "true";
   else delete states().dataset.partial;
@@ -90,7 +92,7 @@ export function showAnswerPeers(result) {
 }
 
 /** Read the peers from cstp.listPeers: the "Include peers" box shows only when there are
- * some, and each one's state is listed under the search form. */
+ * some, and each one's state is listed under the search form while it is ticked. */
 export async function loadPeers() {
   try {
     listed = (await call("cstp.listPeers", {})).peers;
@@ -100,5 +102,8 @@ export async function loadPeers() {
   document.getElementById("peers-field").hidden = listed.length === 0;
   if (!listed.length) choice().checked = false;
   choice().dataset.listed = String(listed.length);
+  choice().onchange = () => {
+    if (states().dataset.source === "listed") showStates(listed.map(listedItem), "listed");
+  };
   showStates(listed.map(listedItem), "listed");
 }

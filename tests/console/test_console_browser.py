@@ -444,6 +444,9 @@ def test_the_peers_choice_shows_each_listed_peers_state(page: Any, base_url: str
     listed = rpc(base_url, "cstp.listPeers", {})["peers"]
     assert [(p["name"], p["reachable"]) for p in listed] == [(SELF, True), (GONE, False)]
     assert page.is_visible("#peers-field") and not page.is_checked("#peers")
+    assert page.is_hidden("#peer-status")  # shown for the peers a search would ask
+    page.check("#peers")
+    assert page.is_visible("#peer-status")
     shown = peer_states(page)
     assert shown[SELF][0] == "reachable" and "same model" in shown[SELF][1]
     assert shown[GONE][0] in ("unreachable", "open")
