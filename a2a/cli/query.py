@@ -81,14 +81,25 @@ def print_error(exc: CSTPError, err: Console, token: str | None) -> None:
         )
         err.print(hint, markup=False)
     if isinstance(exc, InvalidParamsError):
-        for line in peer_hints(exc):
+        hints = peer_hints(exc)
+        for line in hints or field_lines(exc):
             err.print(line, markup=False)
+    if isinstance(exc, TransportError) and "ConnectError" in exc.message:  # nobody there
+        err.print(
+            "is `cstp serve` running there? set CSTP_URL (or --url) to its address",
+            markup=False,
+        )
     peer = exc.data.get("peer") if isinstance(exc.data, dict) else None
     if isinstance(peer, str):  # -32003 of getDecision with a peer: that peer, not our store
         err.print(
             f"the peer service {peer} did not answer usably; `cstp peers` shows its state",
             markup=False,
         )
+
+
+def field_lines(exc: InvalidParamsError) -> list[str]:
+    """One `field: reason` line per field a -32602 names, as the service named it."""
+    return [f"{e.get('field', 'params')}: {e.get('reason', '')}" for e in exc.errors]
 
 
 def peer_hints(exc: InvalidParamsError) -> list[str]:
