@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from a2a.index import breadth_table
 from a2a.index.bm25 import BM25Index
 from a2a.index.columns import BoolArray, FilterColumns
 from a2a.index.fields import FieldWeights, weighted_terms
@@ -51,18 +52,14 @@ GRAPH_MIN_ROWS = 50_000
 ORG_GRAPH_MIN_ROWS = 5_000
 GRAPH_MIN_FRACTION = 0.2
 #: Candidates the graph proposes per result wanted (at least GRAPH_MIN_CANDIDATES), all
-#: scored again exactly. The breadth of the walk (efSearch) grows with the rows and with the
-#: share a filter leaves out: GRAPH_BREADTH at 100,000 rows, times (rows / 100,000) **
-#: GRAPH_BREADTH_SHRINK below it, times (1 + GRAPH_BREADTH_GROWTH x log10(rows / 100,000))
-#: past it, divided by sqrt(share of rows passing), at most GRAPH_MAX_BREADTH. The smallest
-#: that kept recall@10 >= 0.99 against exact search in every cell of bench/graph_bench.py's
-#: sweeps at 5k, 10k, 20k, 50k, 100k and 1M (docs/scaling-measurements-graph.md): 156 /
-#: 192 / 312 / 384 at 5k / 10k / 50k / 100k and 1,024 at 1M with no filter; 1,448 / 1,871
-#: / 2,048 at 1M with 50% / 30% / 20% passing.
+#: scored again exactly. The breadth of the walk (efSearch) is measured, not a formula:
+#: a2a.index.breadth_table holds, per store size and share of rows passing, the smallest
+#: efSearch that kept recall@10 >= 0.99 against exact search (bench/walk_bench.py
+#: --calibrate writes it); `walk_breadth` reads it. Past its largest size the breadth grows
+#: as (1 + GRAPH_BREADTH_GROWTH x log10(rows / 100,000)) does (the 1M sweeps of
+#: docs/scaling-measurements-graph.md), at most GRAPH_MAX_BREADTH.
 GRAPH_CANDIDATES_PER_RESULT = 2
 GRAPH_MIN_CANDIDATES = 40
-GRAPH_BREADTH = 384
-GRAPH_BREADTH_SHRINK = 0.3
 GRAPH_BREADTH_GROWTH = 1.67
 GRAPH_MAX_BREADTH = 2048
 #: Rows a graph build adds between two checks for a stop (SearchIndex.build_graph): ~0.5 s
@@ -624,8 +621,10 @@ class SearchIndex:
         return count
 
     def _breadth(self, passing: int) -> int:
-        """The graph walk's efSearch when `passing` rows pass (walk_breadth)."""
-        return walk_breadth(self.columns.alive_count, passing)
+        """The graph walk's efSearch when `passing` rows pass (walk_breadth over the graph's
+        nodes: the nodes of removed rows are walked too, and never pass)."""
+        nodes = len(self._graph) if self._graph is not None else self.columns.alive_count
+        return walk_breadth(max(nodes, passing), passing)
 
     def _exact_in_memory(self) -> bool:
         """Whether the exact vectors are the index's own, not read from Chroma: float32, or
@@ -776,18 +775,32 @@ def walk_work(breadth: int, dimension: int) -> int:
 
 
 def walk_breadth(rows: int, passing: int) -> int:
-    """The graph walk's efSearch (HNSW's breadth) in an index of `rows` current records when
-    `passing` of them pass the filter: GRAPH_BREADTH at 100,000 rows, times (rows /
-    100,000) ** GRAPH_BREADTH_SHRINK below it and (1 + GRAPH_BREADTH_GROWTH x log10(rows /
-    100,000)) past it, divided by sqrt(passing / rows), at most GRAPH_MAX_BREADTH."""
+    """The graph walk's efSearch (HNSW's breadth) in a graph of `rows` nodes when `passing`
+    of them pass the filter, from the measured table (a2a.index.breadth_table):
+    the entry of the smallest measured size at or above `rows` and the largest measured
+    share at or below the share passing, so never narrower than a measured need. Past the
+    largest measured size, that size's entry grown as 1 + GRAPH_BREADTH_GROWTH x log10(rows
+    / 100,000) grows; below the smallest measured share, divided by sqrt(share / that
+    share). At most GRAPH_MAX_BREADTH."""
+    table = breadth_table.BREADTHS
     rows = max(1, rows)
     share = max(passing / rows, 1e-9)
-    scale = rows / 100_000
-    if scale < 1:
-        growth = math.pow(scale, GRAPH_BREADTH_SHRINK)
-    else:
-        growth = 1 + GRAPH_BREADTH_GROWTH * math.log10(scale)
-    return min(GRAPH_MAX_BREADTH, round(GRAPH_BREADTH * growth / math.sqrt(share)))
+    sizes = sorted(table)
+    size = next((s for s in sizes if s >= rows), sizes[-1])
+    by_share = table[size]
+    fitting = [s for s in by_share if s <= share]
+    least = min(by_share)
+    breadth = float(
+        by_share[max(fitting)] if fitting else by_share[least] / math.sqrt(share / least)
+    )
+    if rows > size:
+        breadth *= _growth(rows) / _growth(size)
+    return min(GRAPH_MAX_BREADTH, math.ceil(breadth))
+
+
+def _growth(rows: int) -> float:
+    """How a walk's breadth grows with rows past 100,000 (1 at or below it)."""
+    return 1 + GRAPH_BREADTH_GROWTH * math.log10(max(rows, 100_000) / 100_000)
 
 
 def _near_best(

@@ -91,7 +91,7 @@ class UnionGraph:
         """Multiply-adds of a walk with no filter and its candidates' scoring
         (SearchIndex.semantic_work's unit: what decides where a query runs)."""
         alive = sum(index.alive_count for index in indexes)
-        return walk_work(walk_breadth(alive, alive), self._graph.dim)
+        return walk_work(walk_breadth(max(len(self._graph), alive), alive), self._graph.dim)
 
     def covers(self, indexes: Sequence[SearchIndex]) -> bool:
         """Whether this graph numbers the rows of `indexes`, in this order."""
@@ -124,7 +124,10 @@ class UnionGraph:
             return None
         every = passing == len(node_mask) and self._graph.identity
         nodes = self._graph.search(
-            vector, None if every else node_mask, graph_candidates(k), walk_breadth(alive, passing)
+            vector,
+            None if every else node_mask,
+            graph_candidates(k),
+            walk_breadth(max(len(self._graph), passing), passing),
         )
         if len(nodes) < min(k, passing):
             return None

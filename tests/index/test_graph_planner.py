@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from a2a.index import IndexedRecord, SearchIndex
+from a2a.index.breadth_table import BREADTHS
 from a2a.index.search_index import (
+    GRAPH_MAX_BREADTH,
     GRAPH_MIN_ROWS,
     MIN_COMPACT,
     ORG_GRAPH_MIN_ROWS,
+    graph_candidates,
     walk_breadth,
 )
 from a2a.records import DecisionRecord
@@ -169,21 +174,58 @@ def test_a_store_gets_its_graph_at_org_graph_min_rows_and_walks_it_alone_at_grap
         assert len({m.id for m in walked} & {m.id for m in alone}) >= 9
 
 
+def test_the_walk_is_as_wide_as_the_measured_table_says_and_never_narrower_between() -> None:
+    # a2a.index.breadth_table: measured by bench/walk_bench.py --calibrate.
+    sizes = sorted(BREADTHS)
+    for size in sizes:
+        for share, breadth in BREADTHS[size].items():
+            assert walk_breadth(size, round(share * size)) == breadth
+    # Between measured sizes and shares: the next size up and the next share down.
+    for smaller, larger in itertools.pairwise(sizes):
+        shares = sorted(BREADTHS[larger])
+        for lower, upper in itertools.pairwise(shares):
+            between = walk_breadth(smaller + 1, round((lower + upper) / 2 * (smaller + 1)))
+            assert between == BREADTHS[larger][lower]
+    # Wider for more rows and for fewer passing, up to the largest size and past it.
+    rows = sorted({1_000, *sizes, 2 * sizes[-1], 1_000_000, 10_000_000})
+    for share in (1.0, 0.6, 0.5, 0.3, 0.2, 0.05):
+        widths = [walk_breadth(n, round(share * n)) for n in rows]
+        assert widths == sorted(widths), (share, widths)
+    for n in rows:
+        widths = [walk_breadth(n, round(share * n)) for share in (1.0, 0.6, 0.5, 0.3, 0.2, 0.05)]
+        assert widths == sorted(widths), (n, widths)
+    assert walk_breadth(10_000_000, 10_000) == GRAPH_MAX_BREADTH
+
+
+def _needed(index: SearchIndex, filters: QueryFilters | None, queries: int = 100) -> int:
+    """The smallest efSearch at which the index's walk (its candidates scored exactly, as
+    `semantic` does) reaches recall@10 >= 0.99 on `queries` queries: what the sample needs."""
+    graph = index.graph
+    assert graph is not None
+    sample = clustered(queries, seed=21)
+    with index.reading():
+        mask, passing = index.selection(filters)
+        every = filters is None
+        truths = [{m.row for m in index.semantic(q, mask, 10, passing, exact=True)} for q in sample]
+        for breadth in (10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 384):
+            found = 0
+            for q, truth in zip(sample, truths, strict=True):
+                rows = graph.search(q, None if every else mask, graph_candidates(10), breadth)
+                best = {m.row for m in index.semantic(q, mask, 10, proposed=rows)}
+                found += len(best & truth)
+            if found >= 0.99 * 10 * len(sample):
+                return breadth
+    return 10**6
+
+
 @pytest.mark.parametrize(
-    ("rows", "passing", "breadth"),
-    [
-        (5_000, 5_000, 156),
-        (10_000, 10_000, 192),
-        (10_000, 2_000, 430),  # 20% pass: / sqrt(0.2)
-        (50_000, 50_000, 312),
-        (100_000, 100_000, 384),  # the 100k and 1M rule as it was
-        (100_000, 20_000, 859),
-        (1_000_000, 1_000_000, 1025),
-        (1_000_000, 200_000, 2048),
-    ],
+    "filters",
+    [None, QueryFilters(minConfidence=0.5), QueryFilters(category="security")],
+    ids=["no filter", "50%", "20%"],
 )
-def test_the_walk_narrows_below_100k_rows_and_widens_past_it(
-    rows: int, passing: int, breadth: int
+def test_the_breadth_chosen_is_never_below_what_a_measured_sample_needs(
+    index: SearchIndex, filters: QueryFilters | None
 ) -> None:
-    # Each the smallest that kept recall@10 >= 0.99 in bench/graph_bench.py's sweeps.
-    assert walk_breadth(rows, passing) == breadth
+    with index.reading():
+        count = int(index.mask(filters).sum())
+    assert walk_breadth(index.alive_count, count) >= _needed(index, filters)
