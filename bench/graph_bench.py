@@ -15,7 +15,7 @@ the index), then for each filter (none, ~50%, ~20%, ~10%, ~0.1%) times, query by
 and prints p50 (ms) and recall@10 against exact. Then the snapshot: write time, size, and
 load time (a2a.index.snapshot) beside a rebuild of the same index from the records, and
 RSS after each. `--sweep` prints recall and p50 per breadth and filter fraction (how
-GRAPH_BREADTH, GRAPH_CANDIDATES_PER_RESULT and GRAPH_MIN_FRACTION were chosen).
+GRAPH_CANDIDATES_PER_RESULT and GRAPH_MIN_FRACTION were chosen).
 
     python bench/graph_bench.py --size 100000 --queries 200 [--sweep]
 
