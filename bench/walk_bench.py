@@ -8,9 +8,13 @@ Two parts, one process:
   does) keeps mean recall@10 >= `--target` against an exact float64 search, over the
   calibration queries. Each share is measured with a random mask of that share and with
   every filter of `FILTERS` whose share falls in its bucket (the largest efSearch wins);
-  the graph grows through the sizes (one build), as a store's does. The table is made
-  monotone (never narrower for more rows or for a smaller share) and written to
+  the graph grows through the sizes (one build), as a store's does. The index tests'
+  clustered 32-d vectors are measured too at `--clustered-sizes` (5k, 10k); the widest
+  of the two wins, 1M is carried from the earlier sweeps (`CARRIED`), and the table is
+  made monotone (never narrower for more rows or for a smaller share) and written to
   `a2a/index/breadth_table.py`, which `walk_breadth` reads.
+- `--builds N`: only the efSearch our graph needs at N rows (no filter) per build: float16
+  or float32 codes, efConstruction 128 or 300.
 - the side-by-side: at each of `--sizes`, our planner (`SearchIndex.semantic`, the table's
   efSearch; an exact scan under 20% passing) beside hnswlib and faiss HNSW (IndexHNSWFlat),
   each tuned over `--configs` (M, efConstruction) and efSearch to mean recall@10 >= 0.99
