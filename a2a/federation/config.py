@@ -13,13 +13,13 @@ the environment only: the file names the variable, never the token.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from a2a.errors import StartupError
+from a2a.toml_tables import array_of_tables, read_toml
 
 #: A peer's name: a tenant name's rule (CONTRACT.md, Federation).
 PEER_NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -72,20 +72,9 @@ def load_peers(path: Path | None, environ: dict[str, str] | None = None) -> tupl
     if path is None:
         return ()
     environ = dict(os.environ) if environ is None else environ
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise StartupError(f"CSTP_PEERS_FILE {path}: cannot read it ({exc.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise StartupError(f"CSTP_PEERS_FILE {path}: not TOML ({exc})") from None
-    unknown = sorted(set(document) - {"peer"})
-    if unknown:
-        raise StartupError(f"CSTP_PEERS_FILE {path}: unknown table {unknown[0]!r} (use [[peer]])")
-    tables = document.get("peer", [])
-    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        raise StartupError(f"CSTP_PEERS_FILE {path}: `peer` must be an array of tables ([[peer]])")
-    if len(tables) > MAX_PEERS:
-        raise StartupError(f"CSTP_PEERS_FILE {path}: {len(tables)} peers, at most {MAX_PEERS}")
+    where = f"CSTP_PEERS_FILE {path}"
+    document = read_toml(path, where, StartupError)
+    tables = array_of_tables(document, "peer", where, MAX_PEERS, StartupError)
     peers: list[PeerConfig] = []
     for n, table in enumerate(tables):
         peer = _peer(path, n, table, environ)

@@ -15,7 +15,6 @@ Every fault is a RulesError naming the file, the rule and the field, with the CE
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +26,7 @@ from a2a.errors import ExpressionError, RulesError
 from a2a.guardrails.expressions import Expression
 from a2a.guardrails.variables import full_probe, largest_probe
 from a2a.tenants.names import TENANT_NAME
+from a2a.toml_tables import array_of_tables, read_toml
 
 #: Most rules one file may hold (each check evaluates every rule that names its tenant).
 MAX_RULES: Final = 200
@@ -88,25 +88,13 @@ def load_rules(path: Path | None, label: str = "CSTP_GUARDRAILS_FILE") -> RuleSe
     """
     if path is None:
         return RuleSet()
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RulesError(f"{label} {path}: cannot read it ({exc.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RulesError(f"{label} {path}: not TOML ({exc})") from None
-    return parse_rules(document, f"{label} {path}")
+    where = f"{label} {path}"
+    return parse_rules(read_toml(path, where, RulesError), where)
 
 
 def parse_rules(document: dict[str, Any], where: str) -> RuleSet:
     """The rules of a parsed TOML `document`; RulesError messages start with `where`."""
-    unknown = sorted(set(document) - {"rule"})
-    if unknown:
-        raise RulesError(f"{where}: unknown table {unknown[0]!r} (use [[rule]])")
-    tables = document.get("rule", [])
-    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        raise RulesError(f"{where}: `rule` must be an array of tables ([[rule]])")
-    if len(tables) > MAX_RULES:
-        raise RulesError(f"{where}: {len(tables)} rules, at most {MAX_RULES}")
+    tables = array_of_tables(document, "rule", where, MAX_RULES, RulesError)
     now = datetime.now(UTC)
     full, largest = full_probe(now).context(), largest_probe(now).context()
     rules: list[Rule] = []
