@@ -7,6 +7,7 @@ only when that binary is absent.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,3 +102,17 @@ def rpc(base_url: str, method: str, params: dict[str, Any]) -> Any:
     body = response.json()
     assert "result" in body, body
     return body["result"]
+
+
+def posted(page: Any) -> list[dict[str, Any]]:
+    """Every JSON-RPC body the page POSTs to /cstp from now on, appended as it goes."""
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            sent.append(json.loads(r.post_data))
+            if r.method == "POST" and r.url.endswith("/cstp")
+            else None
+        ),
+    )
+    return sent

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from tests.client.peered import GONE, SELF
-from tests.console.browser import TOKEN, chromium, corpus_server, require_chromium, rpc
+from tests.console.browser import (
+    TOKEN,
+    chromium,
+    corpus_server,
+    posted,
+    require_chromium,
+    rpc,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -399,20 +406,6 @@ def test_the_brier_chart_fits_its_axis_to_the_scores(page: Any, base_url: str) -
 # once its circuit is open after three failures in a row).
 
 PEERS_QUERY = "separate Kubernetes clusters for each environment"
-
-
-def posted(page: Any) -> list[dict[str, Any]]:
-    """Every JSON-RPC body the page POSTs from now on, appended as it goes."""
-    sent: list[dict[str, Any]] = []
-    page.on(
-        "request",
-        lambda r: (
-            sent.append(json.loads(r.post_data))
-            if r.method == "POST" and r.url.endswith("/cstp")
-            else None
-        ),
-    )
-    return sent
 
 
 def use_token_with_peers(page: Any) -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from a2a.cli import exit_codes
 from a2a.cli.main import app
-from tests.console.browser import chromium
+from tests.console.browser import chromium, posted
 from tests.decisions.lifecycle_wire import Served
 from tests.decisions.wire import call, result
 from tests.guardrails.rules import ACME_RULES, GLOBEX_RULES, RULES
@@ -203,15 +203,7 @@ def test_the_console_panel_shows_the_verdict_violations_and_precedents(server: S
     with chromium() as browser:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
-        sent: list[dict[str, Any]] = []
-        page.on(
-            "request",
-            lambda r: (
-                sent.append(json.loads(r.post_data))
-                if r.method == "POST" and r.url.endswith("/cstp")
-                else None
-            ),
-        )
+        sent = posted(page)
         page.goto(f"{server.url}/console")
         page.fill("#token", ACME_TOKEN)
         page.click("#token-use")
